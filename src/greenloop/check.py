@@ -1,0 +1,69 @@
+"""``greenloop check`` and ``greenloop detect``: the verifier once, as a library call and a command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from greenloop import report
+from greenloop.config import Config, load_config
+from greenloop.detect import Cascade, detect_cascade
+from greenloop.digest import Digest, build_digest
+from greenloop.errors import FatalError
+from greenloop.verify import CheckResult, run_cascade
+
+NOTHING_FOUND = (
+    "no verifier found in {root}. Give one on the command line (`greenloop check -- pytest -x`), "
+    "or configure stages in pyproject.toml:\n\n"
+    '  [[tool.greenloop.stage]]\n  name = "test"\n  run = "pytest -x"\n\n'
+    "or write `Test command: `pytest -x`` in AGENTS.md."
+)
+
+
+def resolve_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> Cascade:
+    cascade = detect_cascade(root, config, command)
+    if cascade is None or not cascade.stages:
+        raise FatalError(NOTHING_FOUND.format(root=root))
+    return cascade
+
+
+def check(
+    root: Path | str = ".",
+    command: Sequence[str] = (),
+    *,
+    config: Config | None = None,
+    diff: str | None = None,
+) -> tuple[CheckResult, Digest]:
+    """Run the verifier cascade once and digest the outcome (the library form of ``check``)."""
+    root = Path(root).resolve()
+    config = config or load_config(root)
+    cascade = resolve_cascade(root, config, command)
+    result = run_cascade(root, cascade, timeout=config.timeout, all_stages=config.all_stages)
+    return result, build_digest(result, root=root, budget=config.budget, diff=diff)
+
+
+def main_check(args: argparse.Namespace) -> int:
+    root = Path(args.repo).resolve()
+    overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
+    config = load_config(root, overrides)
+    result, digest = check(root, args.command, config=config, diff=_uncommitted_diff(root))
+    sys.stdout.write(report.render_check(result, digest, args.format))
+    return result.exit_code
+
+
+def main_detect(args: argparse.Namespace) -> int:
+    root = Path(args.repo).resolve()
+    cascade = resolve_cascade(root, load_config(root), args.command)
+    sys.stdout.write(report.render_cascade(cascade, args.format))
+    return 0
+
+
+def _uncommitted_diff(root: Path) -> str | None:
+    from greenloop import git
+
+    try:
+        return git.diff_head(root) or None
+    except FatalError:
+        return None

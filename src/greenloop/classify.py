@@ -1,0 +1,207 @@
+"""One stage's run + parse -> Verdict: green, failed, env_failure, timeout, killed or untrusted."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from enum import StrEnum
+
+from greenloop.parsers.model import ParseResult
+from greenloop.process import ProcessResult
+
+
+class Verdict(StrEnum):
+    GREEN = "green"
+    FAILED = "failed"
+    ENV_FAILURE = "env_failure"
+    TIMEOUT = "timeout"
+    KILLED = "killed"
+    UNTRUSTED = "untrusted"
+
+    @property
+    def exit_code(self) -> int:
+        """The ``greenloop check`` exit-code contract."""
+        return EXIT_CODES[self]
+
+    @property
+    def passed(self) -> bool:
+        return self is Verdict.GREEN
+
+
+EXIT_CODES = {
+    Verdict.GREEN: 0,
+    Verdict.FAILED: 1,
+    Verdict.ENV_FAILURE: 3,
+    Verdict.TIMEOUT: 4,
+    Verdict.KILLED: 4,
+    Verdict.UNTRUSTED: 5,
+}
+# Worst first: the cascade's verdict is the worst of its stages'.
+SEVERITY = (
+    Verdict.ENV_FAILURE,
+    Verdict.TIMEOUT,
+    Verdict.KILLED,
+    Verdict.FAILED,
+    Verdict.UNTRUSTED,
+    Verdict.GREEN,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Classification:
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    """Why, in plain words (shown to the human; env reasons never go to the agent)."""
+    soft: bool = False
+    """Green with warnings ("soft success")."""
+    evidence: str = ""
+    """The output line that decided an environment failure."""
+    missing_module: str = ""
+
+
+# A command string that makes failure look like success (seed step 6, OP-5).
+SUPPRESSIONS = (
+    (re.compile(r"\|\|\s*(?:true|:)(?:\s|;|$)"), "`|| true` swallows the exit code"),
+    (re.compile(r"\|\|\s*exit\s+0\b"), "`|| exit 0` swallows the exit code"),
+    (re.compile(r"\|\|\s*echo\b"), "`|| echo` swallows the exit code"),
+    (re.compile(r";\s*(?:true|:|exit\s+0)\s*$"), "a trailing `; true` replaces the exit code"),
+    (re.compile(r"\bset\s+\+e\b"), "`set +e` ignores failing commands"),
+    (re.compile(r"--passWithNoTests\b"), "`--passWithNoTests` passes when no test runs"),
+    (re.compile(r"--exit-zero\b"), "`--exit-zero` reports findings with exit 0"),
+    (re.compile(r"(?:^|\s)-o\s+allow_no_tests"), "no-tests is allowed"),
+)
+ENV_PATTERNS = (
+    (re.compile(r"^.*(?:command not found|: not found)\s*$", re.M), "a command is not installed"),
+    (re.compile(r"^.*No space left on device.*$", re.M), "the disk is full"),
+    (re.compile(r"^.*(?:Connection refused|ECONNREFUSED).*$", re.M), "a service is not running"),
+    (
+        re.compile(
+            r"^.*(?:error while loading shared libraries|cannot open shared object file).*$", re.M
+        ),
+        "a system library is missing",
+    ),
+    (
+        re.compile(r"^.*(?:Cannot allocate memory|MemoryError|out of memory).*$", re.M),
+        "out of memory",
+    ),
+    (
+        re.compile(r"^.*(?:Temporary failure in name resolution|Network is unreachable).*$", re.M),
+        "the network is unreachable",
+    ),
+)
+_NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
+# pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
+PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
+
+
+def classify(
+    run: ProcessResult,
+    parsed: ParseResult,
+    *,
+    command: str,
+    repo_modules: Collection[str] = (),
+) -> Classification:
+    """Decide one stage's verdict. The exit code decides pass or fail; the output explains."""
+    if run.timed_out:
+        return Classification(
+            verdict=Verdict.TIMEOUT, reasons=(f"timed out after {run.duration_s:.0f} s",)
+        )
+    if run.signal is not None:
+        return Classification(verdict=Verdict.KILLED, reasons=(f"killed by signal {run.signal}",))
+    if parsed.killed:
+        names = ", ".join(parsed.killed[:3])
+        return Classification(
+            verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
+        )
+    env = environment_problem(run, parsed, repo_modules)
+    if env is not None:
+        return env
+    if run.exit_code == 0:
+        return _judge_green(run, parsed, command)
+    if _is_pytest(parsed) and run.exit_code == PYTEST_NO_TESTS:
+        return Classification(
+            verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)
+        )
+    return Classification(verdict=Verdict.FAILED, reasons=(f"exit {run.exit_code}",))
+
+
+def _judge_green(run: ProcessResult, parsed: ParseResult, command: str) -> Classification:
+    reasons = [why for pattern, why in SUPPRESSIONS if pattern.search(command)]
+    counts = parsed.counts
+    if counts.summary_seen and counts.ran == 0:
+        reasons.append("no tests ran")
+    elif counts.collected == 0:
+        reasons.append("0 tests collected")
+    explicit = [f for f in parsed.errors if f.error_type]  # bare file:line lines prove nothing
+    if counts.failing or explicit:
+        failing = counts.failing or len(explicit)
+        reasons.append(f"exit 0 but the output reports {failing} failure(s)")
+    if reasons:
+        return Classification(verdict=Verdict.UNTRUSTED, reasons=tuple(reasons))
+    warned = bool(counts.warnings or parsed.warnings)
+    return Classification(
+        verdict=Verdict.GREEN,
+        soft=warned,
+        reasons=("green with warnings (soft success)",) if warned else (),
+    )
+
+
+def environment_problem(
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+) -> Classification | None:
+    """Not the code's fault (OP-6): don't send it to the agent."""
+    if run.exit_code == 0:
+        return None
+    if run.exit_code in (126, 127) or run.error:
+        why = run.error or f"exit {run.exit_code}: the command could not be run"
+        return Classification(verdict=Verdict.ENV_FAILURE, reasons=(why,), evidence=why)
+    if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE):
+        what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(f"pytest {what} (exit {run.exit_code})",),
+            evidence=_last_line(run.merged),
+        )
+    text = run.merged
+    missing = missing_third_party(text, repo_modules)
+    if missing:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(f"module {missing!r} is not installed",),
+            evidence=f"No module named '{missing}'",
+            missing_module=missing,
+        )
+    for pattern, why in ENV_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return Classification(
+                verdict=Verdict.ENV_FAILURE, reasons=(why,), evidence=m.group(0).strip()
+            )
+    return None
+
+
+def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
+    """The first missing module that is not the project's own (nor a typo of one)."""
+    own = set(repo_modules)
+    for m in _NO_MODULE.finditer(text):
+        name = m.group(1)
+        top = name.split(".")[0]
+        if top in own or difflib.get_close_matches(top, own, n=1, cutoff=0.75):
+            continue  # the project's own module, or a misspelling of it: a code error
+        return name
+    return ""
+
+
+def worst(verdicts: Collection[Verdict]) -> Verdict:
+    return min(verdicts, key=SEVERITY.index, default=Verdict.GREEN)
+
+
+def _is_pytest(parsed: ParseResult) -> bool:
+    return "pytest" in parsed.tool
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,190 @@
+"""Config: defaults < ``[tool.greenloop]`` / ``greenloop.toml`` < command-line flags."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from greenloop.errors import FatalError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageSpec:
+    """A stage the user configured."""
+
+    name: str
+    run: str
+    """A shell command string, run with ``sh -c``."""
+    fix: bool = False
+    """A fixer (``ruff format``): run twice, only the second exit code counts."""
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    stages: tuple[StageSpec, ...] = ()
+    """Configured verifier stages, fastest first; empty means detect them."""
+    timeout: float = 600.0
+    """Seconds one verifier stage may run before its process group is killed."""
+    budget: int = 2000
+    """Token budget of the digest (tokens estimated as ceil(chars / 3))."""
+    max_iters: int = 5
+    """Agent iterations at most."""
+    max_time: float = 3600.0
+    """Wall-clock seconds for a whole run."""
+    agent: str | None = None
+    """Agent preset name or shell command."""
+    agent_timeout: float = 1800.0
+    """Seconds one agent call may run."""
+    task: str | None = None
+    """The task given to the agent in iteration 1 (a default task when unset)."""
+    on_fail: str = "revert"
+    """``revert``: branch back to the initial commit, attempt kept under refs/greenloop; ``keep``."""
+    on_regression: str = "stop"
+    """``stop`` or ``continue`` (roll back the regressing edit and go on)."""
+    allow_test_edits: bool = False
+    """Allow the agent to modify test files without flagging the green as suspicious."""
+    patience: int = 2
+    """Iterations without a falling failure count before non-convergence."""
+    subset: str = "auto"
+    """``auto``: re-run only the failing tests first; ``off``: always the full cascade."""
+    squash: bool = False
+    """On success, fold the iteration commits into one."""
+    all_stages: bool = False
+    """Run every stage instead of stopping at the first failing one."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint of the built-in agent."""
+    max_tool_turns: int = 25
+    """Built-in agent: tool calls at most per iteration."""
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "on_fail": ("revert", "keep"),
+    "on_regression": ("stop", "continue"),
+    "subset": ("auto", "off"),
+}
+_STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
+
+
+def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Read the file configuration under ``root`` and apply flag overrides (None = not given)."""
+    raw, origin = read_file_config(root)
+    config, errors = build_config(raw, origin)
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if flags:
+        config, flag_errors = _apply(config, flags, "flag")
+        errors += flag_errors
+    if errors:
+        raise FatalError("invalid configuration:\n" + "\n".join(f"  {e}" for e in errors))
+    return config
+
+
+def read_file_config(root: Path) -> tuple[dict[str, Any], str]:
+    """``greenloop.toml`` wins over ``[tool.greenloop]`` in ``pyproject.toml``."""
+    own = root / "greenloop.toml"
+    if own.is_file():
+        data = _read_toml(own)
+        return dict(data.get("tool", {}).get("greenloop", data)), "greenloop.toml"
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        data = _read_toml(pyproject)
+        return dict(data.get("tool", {}).get("greenloop", {})), "pyproject.toml [tool.greenloop]"
+    return {}, ""
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise FatalError(f"cannot read {path.name}: {exc}") from exc
+
+
+def build_config(raw: Mapping[str, Any], origin: str) -> tuple[Config, list[str]]:
+    raw = dict(raw)
+    errors: list[str] = []
+    stages: tuple[StageSpec, ...] = ()
+    if "stage" in raw:
+        stages, errors = _parse_stages(raw.pop("stage"), origin)
+    config, more = _apply(Config(stages=stages), raw, origin)
+    return config, errors + more
+
+
+def _apply(config: Config, values: Mapping[str, Any], origin: str) -> tuple[Config, list[str]]:
+    known = {f.name: f for f in fields(Config) if f.name != "stages"}
+    errors: list[str] = []
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            errors.append(f"{_where(origin, key)}: unknown key{_did_you_mean(name, known)}")
+            continue
+        problem = _check_value(name, value, str(known[name].type))
+        if problem:
+            errors.append(f"{_where(origin, key)}: {problem}")
+            continue
+        changes[name] = float(value) if "float" in str(known[name].type) else value
+    return replace(config, **changes), errors
+
+
+def _check_value(name: str, value: Any, type_name: str) -> str | None:
+    if "bool" in type_name:
+        return None if isinstance(value, bool) else f"expected true or false, got {value!r}"
+    if "int" in type_name and "float" not in type_name:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        return None if ok else f"expected a positive whole number, got {value!r}"
+    if "float" in type_name:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+        return None if ok else f"expected a positive number of seconds, got {value!r}"
+    if not isinstance(value, str) or not value.strip():
+        return f"expected a non-empty string, got {value!r}"
+    if name in CHOICES and value not in CHOICES[name]:
+        return f"expected one of {', '.join(CHOICES[name])}, got {value!r}"
+    return None
+
+
+def _parse_stages(raw: Any, origin: str) -> tuple[tuple[StageSpec, ...], list[str]]:
+    if not isinstance(raw, list):
+        return (), [f"{_where(origin, 'stage')}: expected [[stage]] tables"]
+    stages, errors = [], []
+    for i, table in enumerate(raw):
+        where = _where(origin, f"stage[{i}]")
+        if not isinstance(table, dict):
+            errors.append(f"{where}: expected a table with name and run")
+            continue
+        problems = _stage_problems(table, where)
+        if problems:
+            errors += problems
+            continue
+        stages.append(StageSpec(**{k: table[k] for k in table}))
+    return tuple(stages), errors
+
+
+def _stage_problems(table: dict[str, Any], where: str) -> list[str]:
+    problems = [
+        f"{where}.{key}: unknown key{_did_you_mean(key, _STAGE_KEYS)}"
+        for key in table
+        if key not in _STAGE_KEYS
+    ]
+    for key in ("name", "run"):
+        value = table.get(key)
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{where}.{key}: expected a non-empty string, got {value!r}")
+    if "fix" in table and not isinstance(table["fix"], bool):
+        problems.append(f"{where}.fix: expected true or false, got {table['fix']!r}")
+    timeout = table.get("timeout")
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        problems.append(f"{where}.timeout: expected a positive number, got {timeout!r}")
+    return problems
+
+
+def _where(origin: str, key: str) -> str:
+    return f"{origin}: {key}" if origin else key
+
+
+def _did_you_mean(name: str, known: Mapping[str, Any]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,235 @@
+"""Repository -> Cascade of verifier stages, fastest first (format -> lint -> type -> test -> build)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop.config import Config
+
+ORDER = ("format", "lint", "type", "test", "build")
+# npm's placeholder for a project without tests.
+NPM_NO_TEST = "no test specified"
+_SHELL_CHARS = re.compile(r"[|&;<>()$`*?\[\]{}~'\"\s]")
+# AGENTS.md / CLAUDE.md convention: a line "Test command: `CMD`" (also "Tests:", "Verify:").
+_DOC_COMMAND = re.compile(
+    r"^\s*(?:[-*]\s*)?\**(?:test(?:s|ing)?|verify|verifier)(?:\s+command)?\**\s*:\**\s*`([^`]+)`",
+    re.IGNORECASE | re.MULTILINE,
+)
+_DOC_COMMENT = re.compile(r"<!--\s*greenloop:\s*(.+?)\s*-->")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    """One verifier stage."""
+
+    name: str
+    command: tuple[str, ...] | str
+    """An argv tuple, or a user's shell string (run with ``sh -c``)."""
+    why: str
+    """Why this stage was chosen, for ``greenloop detect``."""
+    fix: bool = False
+    timeout: float | None = None
+
+    @property
+    def display(self) -> str:
+        return self.command if isinstance(self.command, str) else shlex.join(self.command)
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return ("sh", "-c", self.command) if isinstance(self.command, str) else self.command
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cascade:
+    stages: tuple[Stage, ...]
+    source: str
+    """Where the stages came from: command line, config file, AGENTS.md, detected."""
+
+
+def command_from_args(args: Sequence[str]) -> tuple[str, ...] | str:
+    """``-- pytest -x`` runs as argv; one argument with shell syntax runs through ``sh -c``."""
+    if len(args) == 1 and _SHELL_CHARS.search(args[0]):
+        return args[0]
+    return tuple(args)
+
+
+def detect_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> Cascade | None:
+    """The stages to run, by priority: command line, config, agent docs, detection."""
+    if command:
+        stage = Stage(
+            name="verify", command=command_from_args(command), why="given on the command line"
+        )
+        return Cascade(stages=(stage,), source="command line")
+    if config.stages:
+        stages = tuple(
+            Stage(name=s.name, command=s.run, why="configured", fix=s.fix, timeout=s.timeout)
+            for s in config.stages
+        )
+        return Cascade(stages=stages, source="configuration")
+    documented = command_from_docs(root)
+    if documented:
+        return Cascade(stages=(documented,), source=documented.why)
+    stages = detect_stages(root)
+    return Cascade(stages=stages, source="detected") if stages else None
+
+
+def command_from_docs(root: Path) -> Stage | None:
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        path = root / name
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        m = _DOC_COMMENT.search(text) or _DOC_COMMAND.search(text)
+        if m:
+            return Stage(name="test", command=m.group(1).strip(), why=f"test command in {name}")
+    return None
+
+
+def detect_stages(root: Path) -> tuple[Stage, ...]:
+    found = [*_lint_and_type_stages(root)]
+    test = _test_stage(root)
+    if test:
+        found.append(test)
+    return tuple(sorted(found, key=lambda s: ORDER.index(s.name)))
+
+
+def _test_stage(root: Path) -> Stage | None:
+    for probe in (_npm_test, _cargo_test, _make_test, _just_test, _ruby_test, _pytest, _go_test):
+        stage = probe(root)
+        if stage:
+            return stage
+    return None
+
+
+def _npm_test(root: Path) -> Stage | None:
+    scripts = _package_json(root).get("scripts", {})
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(test, str) or NPM_NO_TEST in test:
+        return None
+    return Stage(name="test", command=("npm", "test"), why=f"package.json scripts.test: {test}")
+
+
+def _cargo_test(root: Path) -> Stage | None:
+    if (root / "Cargo.toml").is_file():
+        return Stage(name="test", command=("cargo", "test"), why="Cargo.toml")
+    return None
+
+
+def _make_test(root: Path) -> Stage | None:
+    for name in ("GNUmakefile", "makefile", "Makefile"):
+        path = root / name
+        if path.is_file() and re.search(r"^test\s*:", _read(path), re.MULTILINE):
+            return Stage(name="test", command=("make", "test"), why=f"{name} has a test target")
+    return None
+
+
+def _just_test(root: Path) -> Stage | None:
+    for name in ("justfile", "Justfile", ".justfile"):
+        path = root / name
+        if path.is_file() and re.search(r"^@?test\b[^:=]*:", _read(path), re.MULTILINE):
+            return Stage(name="test", command=("just", "test"), why=f"{name} has a test recipe")
+    return None
+
+
+def _ruby_test(root: Path) -> Stage | None:
+    if (root / "Gemfile").is_file() and (root / "spec").is_dir():
+        return Stage(name="test", command=("bundle", "exec", "rspec"), why="Gemfile and spec/")
+    if (root / "Rakefile").is_file():
+        return Stage(name="test", command=("bundle", "exec", "rake", "test"), why="Rakefile")
+    return None
+
+
+def _pytest(root: Path) -> Stage | None:
+    markers = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py", "conftest.py")
+    marker = next((m for m in markers if (root / m).is_file()), None)
+    if marker is None:
+        return None
+    return Stage(
+        name="test", command=(*python_tool(root, "pytest"),), why=f"Python project ({marker})"
+    )
+
+
+def _go_test(root: Path) -> Stage | None:
+    if (root / "go.mod").is_file():
+        return Stage(name="test", command=("go", "test", "./..."), why="go.mod")
+    return None
+
+
+def python_tool(root: Path, tool: str) -> tuple[str, ...]:
+    """Prefer the project's own virtualenv, then PATH, then ``python3 -m``."""
+    for venv in (".venv", "venv"):
+        exe = root / venv / "bin" / tool
+        if exe.is_file():
+            return (str(exe.relative_to(root)),)
+    if shutil.which(tool):
+        return (tool,)
+    return ("python3", "-m", tool)
+
+
+def _lint_and_type_stages(root: Path) -> list[Stage]:
+    stages: list[Stage] = []
+    pyproject = _read(root / "pyproject.toml")
+    ruff_cfg = "[tool.ruff" in pyproject or any(
+        (root / n).is_file() for n in ("ruff.toml", ".ruff.toml")
+    )
+    if ruff_cfg and _installed(root, "ruff"):
+        stages.append(
+            Stage(
+                name="lint",
+                command=(*python_tool(root, "ruff"), "check", "."),
+                why="ruff configured",
+            )
+        )
+    mypy_cfg = (
+        "[tool.mypy]" in pyproject
+        or any((root / n).is_file() for n in ("mypy.ini", ".mypy.ini"))
+        or "[mypy]" in _read(root / "setup.cfg")
+    )
+    if mypy_cfg and _installed(root, "mypy"):
+        stages.append(
+            Stage(name="type", command=(*python_tool(root, "mypy"), "."), why="mypy configured")
+        )
+    if _eslint_configured(root) and (root / "node_modules/.bin/eslint").exists():
+        stages.append(
+            Stage(name="lint", command=("node_modules/.bin/eslint", "."), why="eslint configured")
+        )
+    if (root / "tsconfig.json").is_file() and (root / "node_modules/.bin/tsc").exists():
+        stages.append(
+            Stage(name="type", command=("node_modules/.bin/tsc", "--noEmit"), why="tsconfig.json")
+        )
+    return stages
+
+
+def _eslint_configured(root: Path) -> bool:
+    names = ("eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts")
+    legacy = (".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml")
+    return any((root / n).is_file() for n in (*names, *legacy)) or "eslintConfig" in _package_json(
+        root
+    )
+
+
+def _installed(root: Path, tool: str) -> bool:
+    return any((root / v / "bin" / tool).is_file() for v in (".venv", "venv")) or bool(
+        shutil.which(tool)
+    )
+
+
+def _package_json(root: Path) -> dict[str, object]:
+    try:
+        data = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,93 @@
+"""Parsers: captured tool output -> Failures + Counts. A plain dict registry, one module per family.
+
+Parsers never run processes and never raise: anything unexpected degrades to fewer facts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from greenloop.parsers import generic, pytest
+from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+
+__all__ = [
+    "PARSERS",
+    "Counts",
+    "Failure",
+    "Frame",
+    "Kind",
+    "ParseResult",
+    "ParserInput",
+    "parse_output",
+    "tools_named",
+]
+
+ParserFn = Callable[[ParserInput], ParseResult]
+
+PARSERS: dict[str, ParserFn] = {
+    "pytest": pytest.parse,
+    "generic": generic.parse,
+}
+
+# Words in a command that name a tool family -> the parser for it.
+COMMAND_WORDS: dict[str, str] = {
+    "pytest": "pytest",
+    "py.test": "pytest",
+}
+
+_WORD = re.compile(r"[\w.+-]+")
+
+
+def tools_named(argv: tuple[str, ...]) -> list[str]:
+    """The parser families a command names, in order (``ruff check . && pytest`` -> both)."""
+    found: list[str] = []
+    for arg in argv:
+        for word in _WORD.findall(arg):
+            tool = COMMAND_WORDS.get(os.path.basename(word))
+            if tool and tool in PARSERS and tool not in found:
+                found.append(tool)
+    return found
+
+
+def parse_output(inp: ParserInput) -> ParseResult:
+    """Parse with every family the command names; the generic parser when none applies."""
+    tools = tools_named(inp.argv) or ["generic"]
+    results = [_safe(PARSERS[t], inp, t) for t in tools]
+    if len(results) == 1:
+        return results[0]
+    return merge_results(results)
+
+
+def _safe(fn: ParserFn, inp: ParserInput, tool: str) -> ParseResult:
+    try:
+        return fn(inp)
+    except Exception as exc:  # a parser bug must never break a run: report it, keep going
+        return ParseResult(tool=tool, notes=(f"{tool} parser failed: {exc!r}",))
+
+
+def merge_results(results: list[ParseResult]) -> ParseResult:
+    counts = [r.counts for r in results if r.counts.summary_seen] or [Counts()]
+    return ParseResult(
+        tool="+".join(r.tool for r in results),
+        failures=tuple(f for r in results for f in r.failures),
+        counts=_sum_counts(counts),
+        killed=tuple(k for r in results for k in r.killed),
+        notes=tuple(n for r in results for n in r.notes),
+    )
+
+
+def _sum_counts(counts: list[Counts]) -> Counts:
+    collected = [c.collected for c in counts if c.collected is not None]
+    return Counts(
+        collected=sum(collected) if collected else None,
+        passed=sum(c.passed for c in counts),
+        failed=sum(c.failed for c in counts),
+        errors=sum(c.errors for c in counts),
+        skipped=sum(c.skipped for c in counts),
+        xfailed=sum(c.xfailed for c in counts),
+        xpassed=sum(c.xpassed for c in counts),
+        warnings=sum(c.warnings for c in counts),
+        summary_seen=all(c.summary_seen for c in counts),
+    )

@@ -1,0 +1,104 @@
+"""The normalized failure model every parser produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    TEST = "test"
+    LINT = "lint"
+    TYPE = "type"
+    BUILD = "build"
+    FORMAT = "format"
+    CRASH = "crash"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Frame:
+    """One traceback entry."""
+
+    file: str
+    line: int | None = None
+    function: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """One thing that failed: a test, a diagnostic, a build error or a crash."""
+
+    kind: Kind
+    id: str
+    """Test node id, or ``file:line:col code`` for diagnostics."""
+    file: str = ""
+    line: int | None = None
+    column: int | None = None
+    code: str = ""
+    """Rule or error code (E501, arg-type, E0308, TS2322)."""
+    error_type: str = ""
+    """Exception class or diagnostic category (AssertionError, error)."""
+    message: str = ""
+    frames: tuple[Frame, ...] = ()
+    detail: tuple[str, ...] = ()
+    """Supporting lines: the assertion diff, expected/actual, code context."""
+    severity: str = "error"
+    """``error`` or ``warning``: warnings never make a stage fail on their own."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Counts:
+    """Totals as the tool reported them."""
+
+    collected: int | None = None
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    xfailed: int = 0
+    xpassed: int = 0
+    warnings: int = 0
+    summary_seen: bool = False
+    """Whether the run's closing summary was seen: without it the run is incomplete."""
+
+    @property
+    def failing(self) -> int:
+        return self.failed + self.errors
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed + self.errors + self.xfailed + self.xpassed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParserInput:
+    """What a parser is fed: captured output only. Parsers never run processes."""
+
+    argv: tuple[str, ...] = ()
+    exit_code: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    merged: str = ""
+    artifacts: tuple[tuple[str, str], ...] = ()
+    """Structured side files the run produced, as (name, text): plugin JSON, JUnit XML."""
+    root: str = ""
+    """The repository root, to make paths relative."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseResult:
+    tool: str
+    failures: tuple[Failure, ...] = ()
+    counts: Counts = field(default_factory=Counts)
+    killed: tuple[str, ...] = ()
+    """Suites or workers terminated by a signal inside the run (incomplete coverage)."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> tuple[Failure, ...]:
+        return tuple(f for f in self.failures if f.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Failure, ...]:
+        return tuple(f for f in self.failures if f.severity != "error")

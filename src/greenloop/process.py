@@ -1,0 +1,280 @@
+"""Run one command safely: own session, stdin closed, both streams captured and capped, hangs killed.
+
+This is the only module that imports subprocess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 512 * 1024
+KILL_GRACE_S = 2.0
+# After the main process exits, how long to wait for pipes held open by leftover children.
+DRAIN_S = 1.0
+READ_SIZE = 1 << 20
+
+QUIET_ENV = {
+    "NO_COLOR": "1",
+    "CARGO_TERM_COLOR": "never",
+    "MYPY_FORCE_TERMINAL_WIDTH": "2000",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "TQDM_DISABLE": "1",
+    "PIP_PROGRESS_BAR": "off",
+}
+# Variables that force colour back on; FORCE_COLOR=0 itself makes pytest colour (issue 2).
+COLOUR_FORCERS = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
+# Exit statuses a shell reports for a child killed by these signals (128 + N).
+FATAL_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
+
+_ANSI = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL or ST (hyperlinks, titles)
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
+    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessResult:
+    """What happened when one command ran."""
+
+    argv: tuple[str, ...]
+    """The argv actually executed (a shell string runs as ``("sh", "-c", cmd)``)."""
+    exit_code: int
+    """Exit status; 128+N when killed by signal N, 127 when the executable is missing."""
+    signal: int | None = None
+    """The signal that killed the command (directly, or its child under a shell), if any."""
+    timed_out: bool = False
+    duration_s: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    merged: str = ""
+    """stdout and stderr interleaved in the order they were read."""
+    dropped_bytes: int = 0
+    """Bytes dropped from the middle of the streams by the byte cap."""
+    error: str | None = None
+    """A launch problem (missing executable, permission denied), described for humans."""
+    started_at: float = field(default=0.0)
+    """Wall-clock time (epoch seconds) when the command started."""
+
+    @property
+    def killed(self) -> bool:
+        return self.signal is not None and not self.timed_out
+
+
+def strip_ansi(text: str) -> str:
+    """Remove colour and terminal control sequences; keep what a progress line settled on."""
+    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    if "\r" not in text:
+        return text
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def build_env(
+    environ: Mapping[str, str] = os.environ, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment for a verifier or agent: the caller's, made quiet and colourless."""
+    env = {k: v for k, v in environ.items() if k not in COLOUR_FORCERS}
+    env.update(QUIET_ENV)
+    if extra:
+        env.update(extra)
+    return env
+
+
+class _Capped:
+    """Keeps the head and the tail of a byte stream and counts what fell in between."""
+
+    def __init__(self, head: int, tail: int) -> None:
+        self.head_limit, self.tail_limit = head, tail
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+            if not chunk:
+                return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.dropped += len(self.tail[0])
+            self.tail_size -= len(self.tail.popleft())
+        if self.tail_size > self.tail_limit and len(self.tail) == 1:
+            cut = self.tail_size - self.tail_limit
+            self.tail[0] = self.tail[0][cut:]
+            self.tail_size -= cut
+            self.dropped += cut
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes omitted ...]\n".encode() if self.dropped else b""
+        data = bytes(self.head) + middle + b"".join(self.tail)
+        return strip_ansi(data.decode("utf-8", errors="replace"))
+
+
+def _signal_of(returncode: int, via_shell: bool) -> int | None:
+    if returncode < 0:
+        return -returncode
+    if via_shell and returncode - 128 in FATAL_SIGNALS:
+        return returncode - 128
+    return None
+
+
+def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the whole group, a short grace, then SIGKILL to the group."""
+    _kill_group(proc, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+    _kill_group(proc, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_GRACE_S)
+
+
+def _enlarge_pipe(fd: int) -> None:
+    # Bigger pipe buffers mean fewer wake-ups when a tool prints a lot (Linux only).
+    with contextlib.suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
+
+
+def _pump(
+    proc: subprocess.Popen[bytes], deadline: float, now: Callable[[], float]
+) -> tuple[_Capped, _Capped, _Capped, bool]:
+    """Read both pipes until EOF, the deadline, or a short drain after the process exits."""
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out, err, merged = (_Capped(HEAD_BYTES, TAIL_BYTES) for _ in range(3))
+    sel = selectors.DefaultSelector()
+    for pipe, buf in ((proc.stdout, out), (proc.stderr, err)):
+        _enlarge_pipe(pipe.fileno())
+        sel.register(pipe, selectors.EVENT_READ, buf)
+    timed_out, exited_at = False, None
+    try:
+        while sel.get_map():
+            t = now()
+            if t >= deadline:
+                timed_out = True
+                break
+            if exited_at is None and proc.poll() is not None:
+                exited_at = t
+            if exited_at is not None and t - exited_at > DRAIN_S:
+                break  # a leftover child holds the pipe open; the command itself is done
+            wait = min(deadline - t, 0.25 if exited_at is None else DRAIN_S)
+            for key, _ in sel.select(timeout=wait):
+                chunk = os.read(key.fd, READ_SIZE)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                key.data.add(chunk)
+                merged.add(chunk)
+    finally:
+        sel.close()
+    return out, err, merged, timed_out
+
+
+def run_command(
+    command: Sequence[str] | str,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout_s: float = 600.0,
+    env: Mapping[str, str] | None = None,
+    now: Callable[[], float] = time.monotonic,
+) -> ProcessResult:
+    """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it."""
+    via_shell = isinstance(command, str)
+    argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
+    started_at, start = time.time(), now()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else build_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        return _launch_failure(argv, exc, started_at)
+    try:
+        out, err, merged, timed_out = _pump(proc, start + timeout_s, now)
+        if timed_out:
+            _terminate(proc)
+        elif proc.poll() is None or _group_alive(proc):
+            _finish_leftovers(proc, start + timeout_s, now)
+    except BaseException:  # Ctrl-C or SIGTERM while waiting: take the whole group down with us
+        _terminate(proc)
+        raise
+    finally:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    returncode = proc.wait()
+    sig = _signal_of(returncode, via_shell)
+    if timed_out and sig is None:
+        sig = signal.SIGTERM.value
+    return ProcessResult(
+        argv=argv,
+        exit_code=128 + sig if sig is not None and (returncode < 0 or timed_out) else returncode,
+        signal=sig,
+        timed_out=timed_out,
+        duration_s=now() - start,
+        stdout=out.text(),
+        stderr=err.text(),
+        merged=merged.text(),
+        dropped_bytes=out.dropped + err.dropped,
+        started_at=started_at,
+    )
+
+
+def _group_alive(proc: subprocess.Popen[bytes]) -> bool:
+    try:
+        os.killpg(proc.pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _finish_leftovers(
+    proc: subprocess.Popen[bytes], deadline: float, now: Callable[[], float]
+) -> None:
+    """The main process may still run with its pipes closed, or children may linger: bound it."""
+    try:
+        proc.wait(timeout=max(0.0, deadline - now()))
+    except subprocess.TimeoutExpired:
+        _terminate(proc)
+        return
+    _kill_group(proc, signal.SIGKILL)  # leftover background children of a finished verifier
+
+
+def _launch_failure(argv: tuple[str, ...], exc: OSError, started_at: float) -> ProcessResult:
+    missing = isinstance(exc, FileNotFoundError)
+    what = "command not found" if missing else "permission denied"
+    message = f"{argv[0]}: {what}"
+    return ProcessResult(
+        argv=argv,
+        exit_code=127 if missing else 126,
+        stderr=message + "\n",
+        merged=message + "\n",
+        error=message,
+        started_at=started_at,
+    )

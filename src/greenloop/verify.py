@@ -1,0 +1,144 @@
+"""Run a Cascade once: each stage through process -> parsers -> classify."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop import git
+from greenloop.classify import Classification, Verdict, classify, worst
+from greenloop.detect import Cascade, Stage
+from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.process import ProcessResult, build_env, run_command
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StageRun:
+    stage: Stage
+    result: ProcessResult
+    parsed: ParseResult
+    classification: Classification
+    rewritten: tuple[str, ...] = ()
+    """Files a fixer stage rewrote on its first pass."""
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.classification.verdict
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckResult:
+    cascade: Cascade
+    runs: tuple[StageRun, ...]
+    verdict: Verdict
+    duration_s: float
+    not_run: tuple[str, ...] = ()
+    """Stages skipped because an earlier stage failed."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+    @property
+    def failing(self) -> StageRun | None:
+        """The first stage that is not green."""
+        return next((r for r in self.runs if r.verdict is not Verdict.GREEN), None)
+
+    @property
+    def rewritten(self) -> tuple[str, ...]:
+        return tuple(p for r in self.runs for p in r.rewritten)
+
+
+def run_cascade(
+    root: Path,
+    cascade: Cascade,
+    *,
+    timeout: float,
+    all_stages: bool = False,
+    environ: Mapping[str, str] = os.environ,
+) -> CheckResult:
+    """Fastest first; stop at the first stage that is not green unless ``all_stages``."""
+    start = time.monotonic()
+    modules = repo_modules(root)
+    runs: list[StageRun] = []
+    for i, stage in enumerate(cascade.stages):
+        run = run_stage(
+            root, stage, timeout=stage.timeout or timeout, environ=environ, modules=modules
+        )
+        runs.append(run)
+        if run.verdict is not Verdict.GREEN and not all_stages:
+            not_run = tuple(s.name for s in cascade.stages[i + 1 :])
+            return _result(cascade, runs, start, not_run)
+    return _result(cascade, runs, start, ())
+
+
+def _result(
+    cascade: Cascade, runs: list[StageRun], start: float, not_run: tuple[str, ...]
+) -> CheckResult:
+    return CheckResult(
+        cascade=cascade,
+        runs=tuple(runs),
+        verdict=worst([r.verdict for r in runs]),
+        duration_s=time.monotonic() - start,
+        not_run=not_run,
+    )
+
+
+def run_stage(
+    root: Path,
+    stage: Stage,
+    *,
+    timeout: float,
+    environ: Mapping[str, str] = os.environ,
+    modules: frozenset[str] = frozenset(),
+) -> StageRun:
+    env = build_env(environ)
+    rewritten: tuple[str, ...] = ()
+    if stage.fix:  # seed OP-8: pass 1 may rewrite files, only pass 2's exit code counts
+        before = _status(root)
+        run_command(stage.command, cwd=root, timeout_s=timeout, env=env)
+        after = _status(root)
+        rewritten = tuple(sorted(p for p, code in after.items() if before.get(p) != code))
+    result = run_command(stage.command, cwd=root, timeout_s=timeout, env=env)
+    parsed = parse_output(
+        ParserInput(
+            argv=result.argv,
+            exit_code=result.exit_code,
+            stdout=result.stdout,
+            stderr=result.stderr,
+            merged=result.merged,
+            root=str(root),
+        )
+    )
+    verdict = classify(result, parsed, command=stage.display, repo_modules=modules)
+    return StageRun(
+        stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
+    )
+
+
+def _status(root: Path) -> dict[str, str]:
+    try:
+        return git.status_paths(root)
+    except Exception:  # not a git repo: fixers can't report what they rewrote
+        return {}
+
+
+def repo_modules(root: Path) -> frozenset[str]:
+    """Top-level importable names the repository itself provides (root and src/)."""
+    names: set[str] = set()
+    for base in (root, root / "src"):
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                names.add(entry.name)
+            elif entry.name.endswith(".py"):
+                names.add(entry.name[:-3])
+    return frozenset(names)

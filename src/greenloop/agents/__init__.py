@@ -1,0 +1,1 @@
+"""Agents: anything that edits the working tree given a prompt."""

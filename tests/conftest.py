@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """A real git repo with the given files committed on branch main."""
+
+    def make(files: dict[str, str], name: str = "repo") -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        for rel, text in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        _git(root, "init", "-q", "-b", "main")
+        _git(root, "config", "user.email", "dev@example.com")
+        _git(root, "config", "user.name", "Dev")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "initial")
+        return root
+
+    return make

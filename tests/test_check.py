@@ -1,0 +1,171 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+PY = sys.executable
+CALC = "def add(a, b):\n    return a + b\n"
+CALC_BUG = "def add(a, b):\n    return a - b\n"
+TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n"
+PYPROJECT = '[tool.greenloop]\n[[tool.greenloop.stage]]\nname = "test"\nrun = "{py} -m pytest -q -p no:cacheprovider"\n'
+
+
+def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def project(make_repo: Callable[..., Path], calc: str = CALC, tests: str = TESTS) -> Path:
+    return make_repo(
+        {"calc.py": calc, "test_calc.py": tests, "pyproject.toml": PYPROJECT.format(py=PY)}
+    )
+
+
+def test_check_exits_0_on_a_passing_pytest_suite(make_repo: Callable[..., Path]) -> None:
+    out = greenloop(project(make_repo), "check")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "The verifier passed" in out.stdout
+
+
+def test_check_exits_1_and_names_the_failing_test(make_repo: Callable[..., Path]) -> None:
+    out = greenloop(project(make_repo, calc=CALC_BUG), "check")
+    assert out.returncode == 1
+    assert "test_add" in out.stdout
+    assert "1 failed" in out.stdout
+
+
+def test_check_with_no_tests_collected_is_untrusted_green(make_repo: Callable[..., Path]) -> None:
+    out = greenloop(project(make_repo, tests="x = 1\n"), "check")
+    assert out.returncode == 5
+    assert "no tests" in out.stdout
+
+
+def test_check_reports_a_collection_error_as_a_failure(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo, tests="from calc import add\nthis is not python\n")
+    out = greenloop(root, "check")
+    assert out.returncode == 1, out.stdout
+
+
+def test_or_true_suppression_makes_a_green_exit_untrusted(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo, calc=CALC_BUG)
+    out = greenloop(root, "check", "--", f"{PY} -m pytest -q -p no:cacheprovider || true")
+    assert out.returncode == 5
+    assert "|| true" in out.stdout
+
+
+def test_missing_third_party_module_is_an_environment_failure(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(
+        make_repo,
+        tests="import psycopg2_not_installed\n\ndef test_db():\n    assert psycopg2_not_installed\n",
+    )
+    out = greenloop(root, "check", "--format", "json")
+    assert out.returncode == 3, out.stdout
+    data = json.loads(out.stdout)
+    assert data["verdict"] == "env_failure"
+    assert data["for_agent"] is False
+
+
+def test_misspelt_internal_module_is_a_code_failure_not_the_environment(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(
+        make_repo, tests="from clac import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    out = greenloop(root, "check")
+    assert out.returncode == 1, out.stdout
+
+
+def test_missing_executable_is_an_environment_failure(make_repo: Callable[..., Path]) -> None:
+    out = greenloop(project(make_repo), "check", "--", "no-such-verifier-xyz")
+    assert out.returncode == 3
+    assert "command not found" in out.stdout
+
+
+def test_timeout_kills_the_verifier_and_exits_4(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo)
+    out = greenloop(root, "check", "--timeout", "1", "--", PY, "-c", "import time; time.sleep(60)")
+    assert out.returncode == 4
+    assert "timed out" in out.stdout
+
+
+def test_killed_verifier_exits_4(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo)
+    out = greenloop(root, "check", "--", PY, "-c", "import os; os.kill(os.getpid(), 9)")
+    assert out.returncode == 4
+    assert "killed" in out.stdout
+
+
+def test_json_output_carries_stages_and_the_digest(make_repo: Callable[..., Path]) -> None:
+    out = greenloop(project(make_repo, calc=CALC_BUG), "check", "--format", "json")
+    data = json.loads(out.stdout)
+    assert data["verdict"] == "failed"
+    assert data["exit_code"] == 1
+    stage = data["stages"][0]
+    assert {
+        "name",
+        "command",
+        "exit_code",
+        "duration_s",
+        "timed_out",
+        "signal",
+        "bytes_dropped",
+    } <= set(stage)
+    assert data["digest"].startswith("The verifier failed")
+
+
+def test_cascade_stops_at_the_first_failing_stage_unless_all_stages(
+    make_repo: Callable[..., Path],
+) -> None:
+    toml = (
+        '[[tool.greenloop.stage]]\nname = "lint"\nrun = "exit 1"\n'
+        f'[[tool.greenloop.stage]]\nname = "test"\nrun = "{PY} -m pytest -q"\n'
+    )
+    root = make_repo({"calc.py": CALC, "test_calc.py": TESTS, "pyproject.toml": toml})
+    first = json.loads(greenloop(root, "check", "--format", "json").stdout)
+    assert [s["name"] for s in first["stages"]] == ["lint"]
+    assert first["not_run"] == ["test"]
+    every = json.loads(greenloop(root, "check", "--all-stages", "--format", "json").stdout)
+    assert [s["name"] for s in every["stages"]] == ["lint", "test"]
+
+
+def test_fixer_stage_runs_twice_and_reports_the_files_it_rewrote(
+    make_repo: Callable[..., Path],
+) -> None:
+    fixer = "import pathlib\np = pathlib.Path('calc.py')\np.write_text(p.read_text().replace('a+b', 'a + b'))\n"
+    toml = f'[[tool.greenloop.stage]]\nname = "format"\nrun = "{PY} fixer.py"\nfix = true\n'
+    root = make_repo(
+        {"calc.py": "def add(a, b):\n    return a+b\n", "fixer.py": fixer, "pyproject.toml": toml}
+    )
+    data = json.loads(greenloop(root, "check", "--format", "json").stdout)
+    assert data["verdict"] == "green", data
+    assert data["rewritten"] == ["calc.py"]
+
+
+def test_bad_configuration_lists_every_error_with_did_you_mean(
+    make_repo: Callable[..., Path],
+) -> None:
+    toml = '[tool.greenloop]\nmax_iter = 3\ntimeout = "soon"\n[[tool.greenloop.stage]]\nname = "t"\nrun = ""\n'
+    out = greenloop(make_repo({"pyproject.toml": toml}), "check")
+    assert out.returncode == 2
+    assert "max_iter: unknown key (did you mean 'max_iters'?)" in out.stderr
+    assert "timeout: expected a positive number" in out.stderr
+    assert "stage[0].run: expected a non-empty string" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_repo_without_any_verifier_says_how_to_configure_one(
+    make_repo: Callable[..., Path],
+) -> None:
+    out = greenloop(make_repo({"notes.txt": "hello\n"}), "detect")
+    assert out.returncode == 2
+    assert "[[tool.greenloop.stage]]" in out.stderr

@@ -2,7 +2,7 @@
 
 A :class:`ReplayServer` listens on ``127.0.0.1`` (port 0, i.e. a free port) and
 plays back a fixed *script* of :class:`Reply` objects, one per model call, in
-one of three wire formats:
+one of four wire formats:
 
 ``"chat"``
     OpenAI chat completions: ``POST /v1/chat/completions`` (also without the
@@ -15,6 +15,10 @@ one of three wire formats:
 ``"responses"``
     OpenAI Responses API (what ``codex`` speaks): ``POST /v1/responses``,
     streaming ``response.*`` SSE events or plain JSON.
+``"gemini"``
+    Google Generative Language API (what ``gemini`` CLI speaks with
+    ``GOOGLE_GEMINI_BASE_URL``): ``POST /v1beta/models/M:generateContent``
+    (JSON) and ``...:streamGenerateContent?alt=sse`` (SSE), ``:countTokens``.
 
 Any other path is answered ``200 {}`` (Claude Code and friends probe a few
 start-up, telemetry and metrics endpoints on the base URL; none of them must
@@ -26,13 +30,16 @@ Agents make model calls that are not part of the conversation under test:
 Claude Code asks for a session title, does a one-token "quota" check, and
 uses its small/fast model to classify bash commands; aider may summarise the
 chat with its weak model.  Such a call gets a short generic text
-(:data:`SIDE_TEXT`) and does **not** consume the script.  A request is a side
+(:data:`SIDE_TEXT`, or a minimal JSON object built from the requested schema
+when the request asks for JSON output, as gemini's model router does) and
+does **not** consume the script.  A request is a side
 request when the ``is_side`` predicate given to the server says so; the
 default predicate is:
 
-* ``"messages"`` / ``"responses"``: the request carries no ``tools`` (the
-  main agent loop always offers tools), **or** the server was given
-  ``model=...`` explicitly and the request names a different model;
+* ``"messages"`` / ``"responses"`` / ``"gemini"``: the request carries no
+  ``tools`` (the main agent loop always offers tools), **or** the server was given
+  ``model=...`` explicitly and the request names a different model (for
+  gemini the model is the one in the URL path);
 * ``"chat"``: only the model-name test (aider sends no tools at all).
 
 When the script is exhausted, every further main request is answered with
@@ -55,7 +62,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
-Api = Literal["chat", "messages", "responses"]
+Api = Literal["chat", "messages", "responses", "gemini"]
 Json = dict[str, Any]
 SidePredicate = Callable[[Mapping[str, Any]], bool]
 
@@ -391,6 +398,39 @@ def render_responses(
     return _sse(list(_responses_events(response)))
 
 
+# --------------------------------------------------------------- gemini ----
+
+
+def _gemini_json(request: Mapping[str, Any], reply: Reply, model: str) -> Json:
+    parts: list[Json] = [{"text": reply.text}] if reply.text else []
+    parts += [
+        {"functionCall": {"name": c.name, "args": dict(c.arguments)}} for c in reply.tool_calls
+    ]
+    prompt, completion = _tokens(request.get("contents", [])), _output_tokens(reply)
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": completion,
+            "totalTokenCount": prompt + completion,
+        },
+        "modelVersion": model,
+    }
+
+
+def render_gemini(
+    request: Mapping[str, Any], reply: Reply, model: str, ids: Sequence[str]
+) -> Response:
+    """Render ``reply`` as a Gemini ``generateContent`` response (SSE when streaming)."""
+    del ids  # Gemini function calls carry no ids
+    response = _gemini_json(request, reply, model)
+    if not request.get("stream"):
+        return _json_response(response)
+    return _sse([(None, response)])
+
+
 # ---------------------------------------------------------------- server ----
 
 Renderer = Callable[[Mapping[str, Any], Reply, str, Sequence[str]], Response]
@@ -398,12 +438,15 @@ RENDERERS: Mapping[str, Renderer] = {
     "chat": render_chat,
     "messages": render_messages,
     "responses": render_responses,
+    "gemini": render_gemini,
 }
 MODEL_PATHS: Mapping[str, tuple[str, ...]] = {
     "chat": ("/v1/chat/completions", "/chat/completions"),
     "messages": ("/v1/messages", "/messages"),
     "responses": ("/v1/responses", "/responses"),
+    "gemini": (),
 }
+GEMINI_METHODS = (":generateContent", ":streamGenerateContent")
 
 
 def default_side_predicate(api: Api, model: str | None) -> SidePredicate:
@@ -415,6 +458,36 @@ def default_side_predicate(api: Api, model: str | None) -> SidePredicate:
         return api != "chat" and not request.get("tools")
 
     return is_side
+
+
+def schema_stub(schema: Mapping[str, Any]) -> Any:
+    """A minimal value satisfying a (JSON / Gemini) schema's required fields."""
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        props: Mapping[str, Any] = schema.get("properties", {})
+        return {k: schema_stub(props.get(k, {})) for k in schema.get("required", props)}
+    stubs: dict[str, Any] = {"string": SIDE_TEXT, "integer": 1, "number": 1, "boolean": False}
+    return stubs.get(kind, [])
+
+
+def _requested_schema(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    config = request.get("generationConfig") or {}
+    if config.get("responseMimeType") == "application/json":
+        schema: Mapping[str, Any] = (
+            config.get("responseJsonSchema") or config.get("responseSchema") or {}
+        )
+        return schema
+    response_format = request.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        schema = response_format.get("json_schema", {}).get("schema", {})
+        return schema
+    return {} if response_format.get("type") == "json_object" else None
+
+
+def _side_reply(request: Mapping[str, Any], text: str) -> Reply:
+    """Generic answer to a side request; JSON-shaped when the request asks for JSON."""
+    schema = _requested_schema(request)
+    return Reply.say(text if schema is None else json.dumps(schema_stub(schema)))
 
 
 def _models_listing(model: str) -> Json:
@@ -472,7 +545,7 @@ class ReplayServer:
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, daemon=True, name="replay-server"
+            target=httpd.serve_forever, args=(0.05,), daemon=True, name="replay-server"
         )
         self._thread.start()
         return self
@@ -529,24 +602,34 @@ class ReplayServer:
             return _json_response(_models_listing(self.model))
         if method == "POST" and route.endswith("/count_tokens"):
             return _json_response({"input_tokens": _tokens(_parse(body))})
+        if method == "POST" and route.endswith(":countTokens"):
+            return _json_response({"totalTokens": _tokens(_parse(body))})
         if method == "POST" and route in MODEL_PATHS[self.api]:
             return self._model_call(_parse(body))
+        if method == "POST" and self.api == "gemini" and route.endswith(GEMINI_METHODS):
+            model = route.rsplit("/", 1)[-1].split(":", 1)[0]
+            stream = route.endswith(":streamGenerateContent")
+            return self._model_call(_parse(body), stream=stream, model=model)
         return _json_response({})
 
-    def _model_call(self, request: Json) -> Response:
-        side = self.is_side(request)
+    def _model_call(
+        self, request: Json, stream: bool | None = None, model: str | None = None
+    ) -> Response:
+        side = self.is_side(request if model is None else dict(request, model=model))
         with self._lock:
             self.requests.append(request)
             if side:
-                reply = Reply.say(self.side_text)
+                reply = _side_reply(request, self.side_text)
             else:
                 self.main_requests.append(request)
                 reply = self._script.pop(0) if self._script else Reply.say(self.final_text)
-            ids = [c.id or f"call_{next(self._ids)}" for c in reply.tool_calls]
+            prefix = "toolu_replay_" if self.api == "messages" else "call_"
+            ids = [c.id or f"{prefix}{next(self._ids)}" for c in reply.tool_calls]
         if reply.is_error:
             return Response(reply.status, reply.body.encode(), headers=reply.headers)
-        model = str(request.get("model") or self.model)
-        return RENDERERS[self.api](request, reply, model, ids)
+        model = model or str(request.get("model") or self.model)
+        shown = request if stream is None else dict(request, stream=stream)
+        return RENDERERS[self.api](shown, reply, model, ids)
 
 
 def _parse(body: bytes) -> Json:

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics")
     parser.set_defaults(command=[], handler=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add in (_add_check, _add_detect):
+    for add in (_add_check, _add_detect, _add_hook, _add_install, _add_uninstall, _add_mcp):
         add(sub)
     return parser
 
@@ -114,6 +114,37 @@ def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=_lazy("greenloop.check", "main_detect"))
+
+
+def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "hook",
+        help="run as an agent's Stop hook (reads the event JSON on stdin)",
+        description="claude-stop: the Claude Code / Codex Stop hook. Green allows the stop; a "
+        "failure blocks it with the digest; environment failures and untrusted greens are told "
+        "to the user only. Bounded per session by max_iters and by a repeated failure.",
+    )
+    p.add_argument("event", choices=("claude-stop",))
+    p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
+
+
+def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("install", help="add greenloop's Stop hook to Claude Code's settings")
+    p.add_argument("target", choices=("claude",))
+    p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
+    p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_install"))
+
+
+def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("uninstall", help="remove greenloop's Stop hook from Claude Code's settings")
+    p.add_argument("target", choices=("claude",))
+    p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
+    p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_uninstall"))
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
+    p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
 
 
 def _lazy(module: str, function: str) -> Handler:

@@ -1,0 +1,210 @@
+"""``greenloop hook claude-stop``: the Claude Code (and Codex) Stop hook, with its own bound.
+
+Contract (Claude Code hooks reference, Codex ``stop.command.output`` schema): the event JSON comes
+on stdin; exit 0 with no output allows the stop; ``{"decision": "block", "reason": …}`` makes the
+agent go on with ``reason`` as its next instruction; ``systemMessage`` is shown to the user only.
+The hook never crashes open: whatever goes wrong allows the stop and says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from greenloop.errors import FatalError
+
+if TYPE_CHECKING:
+    from greenloop.digest import Digest
+    from greenloop.verify import CheckResult
+
+log = logging.getLogger(__name__)
+MESSAGE_CHARS = 4000  # a systemMessage is for a human glancing at the terminal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopEvent:
+    session_id: str
+    cwd: Path
+    stop_hook_active: bool = False
+    """Claude Code's own flag; known to misreport, so it only ever helps reset, never bounds."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookState:
+    """What the hook remembers per session, under ``<git dir>/greenloop/hooks/``."""
+
+    blocks: int = 0
+    """Stops blocked in a row since the turn started."""
+    signature: str = ""
+    """The digest signature of the last block."""
+    ended: bool = False
+    """The last stop was allowed: the turn ended, the next stop follows a new user prompt."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookReply:
+    block_reason: str = ""
+    """For the agent: its next instruction (only for real code failures)."""
+    system_message: str = ""
+    """For the user, never the model."""
+
+    def render(self) -> str:
+        if self.block_reason:
+            return json.dumps({"decision": "block", "reason": self.block_reason}) + "\n"
+        if self.system_message:
+            return json.dumps({"systemMessage": self.system_message[:MESSAGE_CHARS]}) + "\n"
+        return ""
+
+
+def main_hook(args: argparse.Namespace) -> int:
+    reply = run_hook(sys.stdin.read(), default_cwd=Path(args.repo))
+    sys.stdout.write(reply.render())
+    return 0  # any other exit code would make Claude Code treat the hook itself as broken
+
+
+def run_hook(
+    raw: str, *, default_cwd: Path = Path("."), environ: Mapping[str, str] = os.environ
+) -> HookReply:
+    """Never raises: a broken hook must allow the stop and say so, not wedge the agent."""
+    try:
+        event = parse_event(raw, default_cwd=Path(environ.get("CLAUDE_PROJECT_DIR", default_cwd)))
+    except ValueError as exc:
+        return _allow(f"could not read the Stop hook input ({exc}); the stop is allowed.")
+    try:
+        return handle(event, environ)
+    except FatalError as exc:
+        return _allow(f"{exc}\n(the stop is allowed)")
+    except Exception as exc:
+        log.debug("hook failed", exc_info=True)
+        return _allow(f"internal error in the Stop hook: {exc!r}; the stop is allowed.")
+
+
+def parse_event(raw: str, *, default_cwd: Path) -> StopEvent:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    session = data.get("session_id")
+    cwd = data.get("cwd")
+    return StopEvent(
+        session_id=session if isinstance(session, str) and session else "no-session",
+        cwd=Path(cwd) if isinstance(cwd, str) and cwd else default_cwd,
+        stop_hook_active=data.get("stop_hook_active") is True,
+    )
+
+
+def handle(event: StopEvent, environ: Mapping[str, str]) -> HookReply:
+    # Imported here so that even a broken install is reported by run_hook, not crashed on.
+    from greenloop.check import check
+    from greenloop.config import load_config
+
+    root, state_dir = locate(event.cwd, environ)
+    path = state_dir / f"{_safe_name(event.session_id)}.json"
+    state = load_state(path)
+    if state.ended and not event.stop_hook_active:
+        state = HookState()  # a new user turn: the previous turn's blocks don't count
+    config = load_config(root)
+    result, digest = check(root, config=config, diff=_diff(root))
+    reply, state = decide(result, digest, state, max_iters=config.max_iters)
+    save_state(path, state)
+    return reply
+
+
+def decide(
+    result: CheckResult, digest: Digest, state: HookState, *, max_iters: int
+) -> tuple[HookReply, HookState]:
+    """Pure: the verdict and the session's state -> allow, tell the user, or block."""
+    from greenloop.classify import Verdict
+    from greenloop.report import VERDICT_WORDS
+
+    ended = replace(state, ended=True)
+    verdict = result.verdict
+    if verdict is Verdict.GREEN:
+        return HookReply(), HookState(ended=True)
+    if verdict is not Verdict.FAILED:  # env failure, untrusted green, timeout, killed: the user's
+        words = VERDICT_WORDS[verdict.value]
+        return _allow(
+            f"{words}: the stop is allowed, but not as a verified pass.\n{digest.text}"
+        ), ended
+    if state.blocks >= max_iters:
+        return _allow(
+            f"the suite still fails after {state.blocks} blocked stops in this turn (max_iters = "
+            f"{max_iters}); the stop is allowed so the agent does not loop.\n{digest.text}"
+        ), ended
+    if digest.signature and digest.signature == state.signature:
+        return _allow(
+            "the same failure came back unchanged after the agent's last attempt; the stop is "
+            f"allowed: a different approach (or a human) is needed.\n{digest.text}"
+        ), ended
+    return HookReply(block_reason=digest.text), HookState(
+        blocks=state.blocks + 1, signature=digest.signature
+    )
+
+
+def _allow(message: str) -> HookReply:
+    return HookReply(system_message=f"greenloop: {message}")
+
+
+def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
+    """The repository root and the hook's state directory (in the git dir, else a cache dir)."""
+    from greenloop import git
+
+    if not cwd.is_dir():
+        raise FatalError(f"the hook's working directory {cwd} does not exist")
+    out = git.git(
+        cwd,
+        "rev-parse",
+        "--path-format=absolute",
+        "--show-toplevel",
+        "--git-common-dir",
+        check=False,
+    )
+    lines = out.stdout.splitlines()
+    if out.exit_code == 0 and len(lines) == 2:
+        return Path(lines[0]), Path(lines[1]) / "greenloop" / "hooks"
+    root = cwd.resolve()
+    cache = Path(environ.get("XDG_CACHE_HOME") or Path(environ.get("HOME", "~")) / ".cache")
+    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return root, cache.expanduser() / "greenloop" / "hooks" / key
+
+
+def _diff(root: Path) -> str | None:
+    from greenloop import git
+
+    try:
+        return git.diff_head(root) or None
+    except FatalError:
+        return None
+
+
+def _safe_name(session_id: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", session_id).lstrip(".")
+    return name[:100] or hashlib.sha256(session_id.encode()).hexdigest()[:16]
+
+
+def load_state(path: Path) -> HookState:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return HookState(
+            blocks=int(data["blocks"]), signature=str(data["signature"]), ended=bool(data["ended"])
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return HookState()  # none yet, or unreadable: start counting afresh
+
+
+def save_state(path: Path, state: HookState) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(asdict(state)), encoding="utf-8")
+    os.replace(tmp, path)

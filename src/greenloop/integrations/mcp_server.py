@@ -1,0 +1,103 @@
+"""``greenloop mcp``: the verifier as MCP tools over stdio (official ``mcp`` SDK, extra ``[mcp]``).
+
+Tools: ``verify`` (the cascade or a given command -> verdict, counts, digest), ``detect`` (the
+stages and why), ``last_report`` (the latest ``greenloop run`` record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from greenloop.errors import FatalError
+
+INSTALL_HINT = "greenloop mcp needs the MCP SDK: pip install 'greenloop[mcp]'"
+INSTRUCTIONS = (
+    "greenloop runs this repository's verifier (format, lint, type check, tests) and returns a "
+    "bounded digest of what failed. Call `verify` after editing code; a verdict of env_failure "
+    "means the environment is broken, not the code: report it to the user instead of editing."
+)
+
+
+def main_mcp(args: argparse.Namespace) -> int:
+    try:
+        server_class = _server_class()
+    except ImportError:
+        print(INSTALL_HINT, file=sys.stderr)
+        return 2
+    build_server(server_class, Path(args.repo).resolve()).run()
+    return 0
+
+
+def _server_class() -> Any:
+    import importlib
+
+    try:  # mcp >= 2 renamed FastMCP to MCPServer
+        return importlib.import_module("mcp.server.mcpserver").MCPServer
+    except ImportError:
+        return importlib.import_module("mcp.server.fastmcp").FastMCP
+
+
+def build_server(server_class: Any, root: Path) -> Any:
+    import anyio
+
+    async def verify(command: str | None = None, all_stages: bool = False) -> dict[str, Any]:
+        """Run the verifier once (the configured/detected cascade, or `command` as a shell
+        command) and return verdict, exit_code, counts, failures and the digest to act on."""
+        return await anyio.to_thread.run_sync(partial(verify_json, root, command, all_stages))
+
+    async def detect() -> dict[str, Any]:
+        """The verifier stages greenloop would run here, fastest first, and why each was chosen."""
+        return await anyio.to_thread.run_sync(partial(detect_json, root))
+
+    async def last_report(run_id: str = "last") -> dict[str, Any]:
+        """The record of the latest (or the given) `greenloop run` in this repository."""
+        return await anyio.to_thread.run_sync(partial(last_report_json, root, run_id))
+
+    server = server_class("greenloop", instructions=INSTRUCTIONS)
+    for tool in (verify, detect, last_report):
+        server.add_tool(tool)
+    return server
+
+
+def verify_json(root: Path, command: str | None = None, all_stages: bool = False) -> dict[str, Any]:
+    from dataclasses import replace
+
+    from greenloop import git, report
+    from greenloop.check import check
+    from greenloop.config import load_config
+
+    config = load_config(root)
+    if all_stages:
+        config = replace(config, all_stages=True)
+    diff = git.diff_head(root) if git.get_root(root) else ""
+    result, digest = check(root, (command,) if command else (), config=config, diff=diff or None)
+    return report.check_json(result, digest)
+
+
+def detect_json(root: Path) -> dict[str, Any]:
+    from greenloop import report
+    from greenloop.check import resolve_cascade
+    from greenloop.config import load_config
+
+    cascade = resolve_cascade(root, load_config(root))
+    data: dict[str, Any] = json.loads(report.render_cascade(cascade, "json"))
+    return data
+
+
+def last_report_json(root: Path, run_id: str = "last") -> dict[str, Any]:
+    import importlib
+
+    try:  # the run record arrives with `greenloop run`
+        record = importlib.import_module("greenloop.record")
+    except ImportError:
+        return {"error": "no runs yet: this greenloop has no run records"}
+    try:
+        data: dict[str, Any] = record.load_report(record.common_dir_of(root), run_id)
+    except FatalError as exc:
+        return {"error": f"no runs yet: {exc}"}
+    return data

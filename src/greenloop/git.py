@@ -10,17 +10,24 @@ from greenloop.errors import FatalError
 from greenloop.process import ProcessResult, run_command
 
 GIT_TIMEOUT_S = 120.0
+# GIT_* variables that choose which config files git reads, never which repository it works on.
+KEEP_GIT_VARS = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})
+# A hooks directory that cannot hold hooks: no user hook runs on our own commits or checkouts.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 def no_git_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """The caller's environment without inherited GIT_* variables (they would redirect git)."""
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in KEEP_GIT_VARS}
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
     return env
 
 
-def git(root: Path, *args: str, check: bool = True) -> ProcessResult:
-    result = run_command(("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=no_git_env())
+def git(
+    root: Path, *args: str, check: bool = True, environ: Mapping[str, str] | None = None
+) -> ProcessResult:
+    env = no_git_env(os.environ if environ is None else environ)
+    result = run_command(("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
     if check and result.exit_code != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
         raise FatalError(f"git {args[0]} failed: {detail[-1] if detail else result.exit_code}")
@@ -54,3 +61,104 @@ def diff_head(root: Path, *, context: int = 0) -> str:
     """The uncommitted change against HEAD (tracked files), for anchoring the digest."""
     result = git(root, "diff", f"-U{context}", "--no-color", "--no-ext-diff", "HEAD", check=False)
     return result.stdout if result.exit_code == 0 else ""
+
+
+def is_inside_work_tree(cwd: Path) -> bool:
+    result = git(cwd, "rev-parse", "--is-inside-work-tree", check=False)
+    return result.exit_code == 0 and result.stdout.strip() == "true"
+
+
+def git_dir(root: Path) -> Path:
+    """This work tree's git directory (``.git``, or ``.git/worktrees/<name>`` in a worktree)."""
+    return (root / git(root, "rev-parse", "--git-dir").stdout.strip()).resolve()
+
+
+def common_dir(root: Path) -> Path:
+    """The git directory shared by every worktree of the repository."""
+    return (root / git(root, "rev-parse", "--git-common-dir").stdout.strip()).resolve()
+
+
+def rev_parse(root: Path, rev: str) -> str | None:
+    """The commit sha ``rev`` names, or None when it names none."""
+    result = git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    return result.stdout.strip() if result.exit_code == 0 else None
+
+
+def current_branch(root: Path) -> str | None:
+    """The checked-out branch's short name; None when HEAD is detached."""
+    result = git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    return result.stdout.strip() if result.exit_code == 0 else None
+
+
+def config_value(root: Path, key: str, *, environ: Mapping[str, str] | None = None) -> str | None:
+    result = git(root, "config", "--get", key, check=False, environ=environ)
+    value = result.stdout.strip()
+    return value if result.exit_code == 0 and value else None
+
+
+def add_all(root: Path) -> None:
+    """Stage every change, new file and deletion in the work tree (ignored files stay out)."""
+    git(root, "add", "--all")
+
+
+def staged_paths(root: Path) -> tuple[str, ...]:
+    out = git(root, "diff", "--cached", "--name-only", "--no-renames", "-z").stdout
+    return tuple(p for p in out.split("\0") if p)
+
+
+def commit(
+    root: Path,
+    message: str,
+    *,
+    identity: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Commit the index: hooks and signing skipped, ``identity`` filling missing user.* keys."""
+    overrides = [arg for key, value in (identity or {}).items() for arg in ("-c", f"{key}={value}")]
+    argv = (*NO_HOOKS, *overrides, "commit", "--quiet", "--no-verify", "--no-gpg-sign")
+    git(root, *argv, "--cleanup=verbatim", "-m", message, environ=environ)
+
+
+def rev_list(root: Path, revision_range: str) -> tuple[str, ...]:
+    """Commits in ``revision_range``, oldest first."""
+    out = git(root, "rev-list", "--reverse", revision_range).stdout
+    return tuple(out.split())
+
+
+def diff_names(root: Path, base: str, head: str) -> tuple[str, ...]:
+    """Paths that differ between two commits; a rename counts as a deletion plus an addition."""
+    out = git(root, "diff", "--name-only", "--no-renames", "-z", base, head).stdout
+    return tuple(p for p in out.split("\0") if p)
+
+
+def diff_commits(root: Path, base: str, head: str, *, context: int = 3) -> str:
+    """The patch from ``base`` to ``head``: no colour, no external diff, stable a/ b/ prefixes."""
+    args = ("diff", f"-U{context}", "--no-color", "--no-ext-diff", "--no-textconv")
+    return git(root, *args, "--src-prefix=a/", "--dst-prefix=b/", base, head).stdout
+
+
+def update_ref(root: Path, ref: str, sha: str, *, reason: str = "greenloop") -> None:
+    git(root, "update-ref", "-m", reason, ref, sha)
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    result = git(root, "merge-base", "--is-ancestor", ancestor, descendant, check=False)
+    return result.exit_code == 0
+
+
+def reset_hard(root: Path, sha: str) -> None:
+    """Move the branch and the tree to ``sha``. Callers commit everything first."""
+    git(root, *NO_HOOKS, "reset", "--quiet", "--hard", sha)
+
+
+def reset_soft(root: Path, sha: str) -> None:
+    git(root, "reset", "--quiet", "--soft", sha)
+
+
+def checkout(root: Path, branch: str) -> None:
+    git(root, *NO_HOOKS, "checkout", "--quiet", branch)
+
+
+def create_branch_at(root: Path, branch: str, sha: str) -> None:
+    """Check out a new branch at ``sha`` (for a branch the agent deleted)."""
+    git(root, *NO_HOOKS, "checkout", "--quiet", "-b", branch, sha)

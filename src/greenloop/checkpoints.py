@@ -1,0 +1,501 @@
+"""Git checkpoints of a run: pre-flight, the run lock, iteration commits, rollback, attempt refs.
+
+Nothing is ever lost: every move of the branch first commits what the tree holds and keeps the
+old head reachable under ``refs/greenloop/``; ``recover`` finishes what a killed run left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop import git
+from greenloop.errors import FatalError
+
+REF_PREFIX = "refs/greenloop/"
+FALLBACK_IDENTITY = {"user.name": "greenloop", "user.email": "greenloop@localhost"}
+SUBJECT_MAX = 72
+SHOWN_PATHS = 10
+LOCK_KEYS = ("run_id", "pid", "branch", "initial_sha", "started_at", "root", "host", "pid_start")
+BODY_PATHS = 50
+# Files git leaves in the git dir while an operation waits for the user.
+IN_PROGRESS = {
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or am",
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+    "BISECT_LOG": "a bisect",
+}
+ABORT_HINT = {
+    "a rebase": "git rebase --continue or --abort",
+    "a rebase or am": "git rebase --abort or git am --abort",
+    "a merge": "git merge --continue or --abort",
+    "a cherry-pick": "git cherry-pick --continue or --abort",
+    "a revert": "git revert --continue or --abort",
+    "a bisect": "git bisect reset",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepoState:
+    """The repository as a run found it."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    """Shared by all worktrees: the lock and the run records live here."""
+    branch: str
+    initial_sha: str
+    """The commit the branch pointed at when the run started; every revert returns here."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitInfo:
+    """What one iteration's checkpoint holds."""
+
+    sha: str
+    """HEAD after the checkpoint (the agent's own commit or HEAD when nothing changed)."""
+    files_changed: tuple[str, ...]
+    """Paths that differ between the previous checkpoint and ``sha``."""
+    agent_commits: tuple[str, ...]
+    """Commits the agent made itself during the iteration, oldest first; kept as they are."""
+    created: bool
+    """Whether greenloop made a commit (False when the tree had nothing left to commit)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunLock:
+    """The contents of ``<common dir>/greenloop/lock``: enough for ``recover`` to restore."""
+
+    path: Path
+    run_id: str
+    pid: int
+    branch: str
+    initial_sha: str
+    started_at: float
+    root: str = ""
+    host: str = ""
+    pid_start: str = ""
+    """The process's start time from /proc (guards against a recycled pid), when available."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoverResult:
+    run_id: str
+    branch: str
+    initial_sha: str
+    attempt_ref: str
+    saved_uncommitted: bool
+    """Whether uncommitted work was found and committed into the attempt before restoring."""
+    extra_refs: tuple[str, ...] = ()
+    """Further refs kept (a branch tip the agent left behind, an already-used attempt ref)."""
+
+
+# ---------------------------------------------------------------- pre-flight
+
+
+def preflight(cwd: Path) -> RepoState:
+    """Check the repository can host a run; raise FatalError with the fix, touching nothing."""
+    if not git.is_inside_work_tree(cwd):
+        raise FatalError(f"{cwd} is not inside a git work tree; run greenloop in a git repository")
+    root = git.get_root(cwd) or cwd
+    head = git.rev_parse(root, "HEAD")
+    if head is None:
+        raise FatalError("the repository has no commit yet; commit your files first")
+    git_dir = git.git_dir(root)
+    operation = operation_in_progress(git_dir)
+    if operation:
+        raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
+    branch = git.current_branch(root)
+    if branch is None:
+        raise FatalError("HEAD is detached; check out a branch first (git switch -c <name>)")
+    common = git.common_dir(root)
+    lock = read_lock(common)
+    if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
+        raise FatalError(_held_message(lock))
+    _refuse_dirty(root)
+    return RepoState(root=root, git_dir=git_dir, common_dir=common, branch=branch, initial_sha=head)
+
+
+def operation_in_progress(git_dir: Path) -> str | None:
+    for name, what in IN_PROGRESS.items():
+        if (git_dir / name).exists():
+            return what
+    return None
+
+
+def _refuse_dirty(root: Path) -> None:
+    paths = sorted(git.status_paths(root).items())
+    if not paths:
+        return
+    shown = "\n".join(f"  {code} {path}" for path, code in paths[:SHOWN_PATHS])
+    more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
+    raise FatalError(
+        f"the work tree has uncommitted changes:\n{shown}{more}\n"
+        "commit or stash them first; greenloop never touches uncommitted work"
+    )
+
+
+# ---------------------------------------------------------------- run lock
+
+
+def new_run_id(now: Callable[[], float] = time.time) -> str:
+    """A sortable, unique-enough id: ``20261202-123456-a1b2`` (local time)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now())) + "-" + secrets.token_hex(2)
+
+
+def lock_path(common_dir: Path) -> Path:
+    return common_dir / "greenloop" / "lock"
+
+
+@contextlib.contextmanager
+def acquire_lock(state: RepoState, run_id: str) -> Iterator[RunLock]:
+    """Hold the repository's run lock; released on return and on any exception, not on kill -9."""
+    lock = _create_lock(state, run_id)
+    try:
+        yield lock
+    finally:
+        release_lock(lock)
+
+
+def _create_lock(state: RepoState, run_id: str) -> RunLock:
+    path = lock_path(state.common_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pid = os.getpid()
+    lock = RunLock(
+        path=path,
+        run_id=run_id,
+        pid=pid,
+        branch=state.branch,
+        initial_sha=state.initial_sha,
+        started_at=time.time(),
+        root=str(state.root),
+        host=socket.gethostname(),
+        pid_start=_process_start(pid) or "",
+    )
+    data = json.dumps(_lock_fields(lock), indent=1).encode()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise FatalError(_held_message(read_lock(state.common_dir))) from None
+    try:
+        os.write(fd, data)
+        os.fsync(fd)  # complete on disk before any work starts
+    finally:
+        os.close(fd)
+    return lock
+
+
+def _lock_fields(lock: RunLock) -> dict[str, object]:
+    return {name: getattr(lock, name) for name in LOCK_KEYS}
+
+
+def read_lock(common_dir: Path) -> RunLock | None:
+    """The lock as written, None when there is none; a torn lock reads as run id ``?``."""
+    path = lock_path(common_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return RunLock(path=path, **{k: data[k] for k in data if k in LOCK_KEYS})
+    except FileNotFoundError:
+        return None
+    except (ValueError, TypeError, KeyError):
+        # killed between creating the file and writing it: no work can have started
+        return RunLock(path=path, run_id="?", pid=0, branch="", initial_sha="", started_at=0.0)
+
+
+def release_lock(lock: RunLock) -> None:
+    """Remove the lock if it is still ours."""
+    current = read_lock(lock.path.parent.parent)
+    if current is not None and current.run_id == lock.run_id:
+        with contextlib.suppress(FileNotFoundError):
+            lock.path.unlink()
+
+
+def lock_is_live(lock: RunLock) -> bool:
+    """Whether the process that wrote the lock still runs (a lock from another host counts)."""
+    if lock.pid <= 0:
+        return False
+    if lock.host and lock.host != socket.gethostname():
+        return True  # can't see that host's processes; recover on that host, or by hand
+    if not _pid_alive(lock.pid):
+        return False
+    started = _process_start(lock.pid)
+    return not (lock.pid_start and started and started != lock.pid_start)
+
+
+def _held_message(lock: RunLock | None) -> str:
+    if lock is not None and lock_is_live(lock):
+        where = f" on {lock.host}" if lock.host and lock.host != socket.gethostname() else ""
+        return f"another greenloop run ({lock.run_id}, pid {lock.pid}{where}) is in progress"
+    run_id = lock.run_id if lock is not None else "?"
+    return (
+        f"a previous run ({run_id}) did not finish (killed?); "
+        "run `greenloop recover` to restore the branch and keep its work"
+    )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    with contextlib.suppress(OSError, IndexError):
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead
+    return True
+
+
+def _process_start(pid: int) -> str | None:
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None off Linux."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+# ---------------------------------------------------------------- commits and refs
+
+
+def attempt_ref(run_id: str, suffix: str = "") -> str:
+    """``refs/greenloop/<run_id>``, or ``refs/greenloop/<run_id>-<suffix>`` for a partial keep.
+
+    A dash, not a slash: git cannot hold both ``refs/x`` and ``refs/x/y``.
+    """
+    return f"{REF_PREFIX}{run_id}-{suffix}" if suffix else f"{REF_PREFIX}{run_id}"
+
+
+def commit_iteration(
+    state: RepoState,
+    *,
+    previous_sha: str,
+    iteration: int,
+    max_iters: int,
+    subject: str,
+    run_id: str,
+    environ: Mapping[str, str] | None = None,
+) -> CommitInfo:
+    """Checkpoint everything the agent left: its own commits kept, the rest committed on top."""
+    agent_commits = git.rev_list(state.root, f"{previous_sha}..HEAD")
+    git.add_all(state.root)
+    staged = git.staged_paths(state.root)
+    if staged:
+        line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"
+        body = _body(staged, agent_commits)
+        _commit(state.root, f"{line}\n\n{body}\n\nGreenloop-Run: {run_id}\n", environ)
+    head = _head(state.root)
+    return CommitInfo(
+        sha=head,
+        files_changed=git.diff_names(state.root, previous_sha, head),
+        agent_commits=agent_commits,
+        created=bool(staged),
+    )
+
+
+def _subject(subject: str, staged: tuple[str, ...]) -> str:
+    lines = [" ".join(line.split()) for line in subject.splitlines()]
+    text = next((line for line in lines if line), "")
+    if not text:
+        text = "edit " + ", ".join(staged[:3]) + (" …" if len(staged) > 3 else "")
+    return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
+
+
+def _body(staged: tuple[str, ...], agent_commits: tuple[str, ...]) -> str:
+    lines = ["Files:", *(f"  {p}" for p in staged[:BODY_PATHS])]
+    if len(staged) > BODY_PATHS:
+        lines.append(f"  ... and {len(staged) - BODY_PATHS} more")
+    if agent_commits:
+        lines += ["", "Agent commits kept:", *(f"  {sha}" for sha in agent_commits)]
+    return "\n".join(lines)
+
+
+def _commit(root: Path, message: str, environ: Mapping[str, str] | None = None) -> None:
+    """Commit with the user's identity, filling in greenloop's only for keys not configured."""
+    identity = {
+        key: value
+        for key, value in FALLBACK_IDENTITY.items()
+        if git.config_value(root, key, environ=environ) is None
+    }
+    git.commit(root, message, identity=identity, environ=environ)
+
+
+def _head(root: Path) -> str:
+    sha = git.rev_parse(root, "HEAD")
+    if sha is None:
+        raise FatalError("HEAD no longer names a commit; inspect the repository with git log")
+    return sha
+
+
+def diff_since(state: RepoState, sha: str, *, context: int = 3) -> str:
+    return git.diff_commits(state.root, sha, "HEAD", context=context)
+
+
+def files_since(state: RepoState, sha: str) -> tuple[str, ...]:
+    return git.diff_names(state.root, sha, "HEAD")
+
+
+def save_leftovers(root: Path, message: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Commit whatever the tree still holds (nothing lost); True when there was something."""
+    if not git.status_paths(root):
+        return False
+    git.add_all(root)
+    if not git.staged_paths(root):
+        return False
+    _commit(root, message, environ)
+    return True
+
+
+def keep_ref(root: Path, ref: str, sha: str) -> str:
+    """Point ``ref`` at ``sha`` without ever dropping what ``ref`` already holds.
+
+    Returns the ref that now keeps ``sha``: ``ref`` itself, or ``ref-N`` when ``ref`` already
+    held other work that ``sha`` does not contain.
+    """
+    candidate, n = ref, 1
+    while True:
+        current = git.rev_parse(root, candidate)
+        if current is None:
+            git.update_ref(root, candidate, sha)
+            return candidate
+        if current == sha or git.is_ancestor(root, sha, current):
+            return candidate
+        if git.is_ancestor(root, current, sha):
+            git.update_ref(root, candidate, sha)  # the old value stays in sha's history
+            return candidate
+        n += 1
+        candidate = f"{ref}-{n}"
+
+
+def _save_attempt(state: RepoState, ref: str, message: str) -> tuple[bool, tuple[str, ...]]:
+    """Commit leftovers, keep HEAD (and the run's branch tip, if the agent left it) under ``ref``.
+
+    Returns whether there were leftovers, and the refs now keeping the work (``ref`` first).
+    """
+    saved = save_leftovers(state.root, message)
+    head = _head(state.root)
+    kept = [keep_ref(state.root, ref, head)]
+    tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
+    if tip is not None and not git.is_ancestor(state.root, tip, head):
+        kept.append(keep_ref(state.root, f"{ref}-branch", tip))  # the agent switched branches
+    return saved, tuple(kept)
+
+
+def _move_branch(state: RepoState, to_sha: str) -> None:
+    """Put the run's branch and the (clean) tree at ``to_sha``, checking the branch out first."""
+    if git.status_paths(state.root):
+        raise FatalError("refusing to reset: the work tree is not clean (nothing was changed)")
+    if git.current_branch(state.root) != state.branch:
+        if git.rev_parse(state.root, f"refs/heads/{state.branch}") is None:
+            git.create_branch_at(state.root, state.branch, to_sha)
+            return
+        git.checkout(state.root, state.branch)
+    git.reset_hard(state.root, to_sha)
+
+
+def rollback(state: RepoState, *, to_sha: str, keep_ref: str) -> str:
+    """Return branch and tree to ``to_sha``; the rolled-back head stays under ``keep_ref``.
+
+    Returns the ref actually used (``keep_ref``, or ``keep_ref-N`` if that already held other work).
+    """
+    _, kept = _save_attempt(state, keep_ref, "greenloop: uncommitted work before rollback")
+    _move_branch(state, to_sha)
+    return kept[0]
+
+
+def finish_revert(state: RepoState, run_id: str) -> str:
+    """Keep the whole attempt under ``refs/greenloop/<run_id>``; the branch back at the start."""
+    message = f"greenloop: uncommitted work at the end of run {run_id}\n\nGreenloop-Run: {run_id}\n"
+    _, kept = _save_attempt(state, attempt_ref(run_id), message)
+    _move_branch(state, state.initial_sha)
+    return kept[0]
+
+
+def squash(state: RepoState, *, message: str, run_id: str) -> str:
+    """Fold initial_sha..HEAD into one commit; the pre-squash head kept under ``<ref>-pre-squash``."""
+    save_leftovers(state.root, f"greenloop: uncommitted work of run {run_id}")
+    head = _head(state.root)
+    if head == state.initial_sha:
+        return head
+    keep_ref(state.root, attempt_ref(run_id, "pre-squash"), head)
+    git.reset_soft(state.root, state.initial_sha)
+    if "Greenloop-Run:" not in message:
+        message = f"{message.rstrip()}\n\nGreenloop-Run: {run_id}\n"
+    _commit(state.root, message)
+    return _head(state.root)
+
+
+# ---------------------------------------------------------------- recover
+
+
+def recover(cwd: Path) -> RecoverResult:
+    """Finish a killed run: commit its leftovers, keep its attempt, restore the branch, unlock."""
+    root = git.get_root(cwd)
+    if root is None:
+        raise FatalError(f"{cwd} is not inside a git work tree")
+    common = git.common_dir(root)
+    lock = read_lock(common)
+    if lock is None:
+        raise FatalError("nothing to recover: no unfinished greenloop run in this repository")
+    if lock_is_live(lock):
+        raise FatalError(f"run {lock.run_id} is still in progress (pid {lock.pid}); stop it first")
+    if not lock.initial_sha:
+        lock.path.unlink()  # torn lock: the run died before doing anything
+        return RecoverResult(
+            run_id="?", branch="", initial_sha="", attempt_ref="", saved_uncommitted=False
+        )
+    if lock.root and Path(lock.root).is_dir():
+        root = Path(lock.root)  # the run's own worktree
+    git_dir = git.git_dir(root)
+    operation = operation_in_progress(git_dir)
+    if operation:
+        raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
+    state = RepoState(
+        root=root,
+        git_dir=git_dir,
+        common_dir=common,
+        branch=lock.branch,
+        initial_sha=lock.initial_sha,
+    )
+    message = (
+        f"greenloop: recovered uncommitted work of run {lock.run_id}\n\n"
+        f"Greenloop-Run: {lock.run_id}\n"
+    )
+    saved, kept = _save_attempt(state, attempt_ref(lock.run_id), message)
+    _move_branch(state, lock.initial_sha)
+    lock.path.unlink()
+    return RecoverResult(
+        run_id=lock.run_id,
+        branch=lock.branch,
+        initial_sha=lock.initial_sha,
+        attempt_ref=kept[0],
+        saved_uncommitted=saved,
+        extra_refs=kept[1:],
+    )
+
+
+def main_recover(args: argparse.Namespace) -> int:
+    result = recover(Path(args.repo).resolve())
+    if not result.attempt_ref:
+        print("greenloop: removed the lock of a run killed as it started; nothing else to restore")
+        return 0
+    lines = [f"greenloop: recovered run {result.run_id}"]
+    if result.saved_uncommitted:
+        lines.append("  its uncommitted work was committed into the attempt first")
+    lines += [
+        f"  branch {result.branch} restored to {result.initial_sha[:12]}",
+        f"  the attempt is kept: git log {result.attempt_ref}",
+        f"  its changes:         git diff {result.initial_sha[:12]} {result.attempt_ref}",
+        *(f"  also kept:           git log {ref}" for ref in result.extra_refs),
+    ]
+    print("\n".join(lines))
+    return 0

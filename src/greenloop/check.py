@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,8 @@ def main_check(args: argparse.Namespace) -> int:
     config = load_config(root, overrides)
     result, digest = check(root, args.command, config=config, diff=_uncommitted_diff(root))
     sys.stdout.write(report.render_check(result, digest, args.format))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
 
 

@@ -127,3 +127,63 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
         fixer = " [fixer: runs twice]" if s.fix else ""
         lines.append(f"  {i}. {s.name:<8} {s.display}{fixer}\n     why: {s.why}")
     return "\n".join(lines) + "\n"
+
+
+# ---- GitHub Actions step summary ($GITHUB_STEP_SUMMARY) ----
+
+VERDICT_ICONS = {
+    "green": "✅",
+    "failed": "❌",
+    "env_failure": "⚠️",
+    "timeout": "⏱️",
+    "killed": "⛔",
+    "untrusted": "❓",
+}
+
+
+def render_check_markdown(result: CheckResult, digest: Digest) -> str:
+    """The check as GitHub-flavoured Markdown: verdict, one table row per stage, the digest."""
+    verdict = result.verdict.value
+    lines = [
+        f"### {VERDICT_ICONS[verdict]} greenloop check: {VERDICT_WORDS[verdict]}",
+        "",
+        f"{result.duration_s:.1f} s, exit {result.exit_code}, verifier from {result.cascade.source}.",
+        "",
+        "| Stage | Command | Result | Time |",
+        "| --- | --- | --- | --- |",
+    ]
+    for run in result.runs:
+        res = run.result
+        outcome = "ok" if run.verdict.passed else f"{run.verdict.value} (exit {res.exit_code})"
+        command = _md_cell(run.stage.display)
+        lines.append(f"| {run.stage.name} | `{command}` | {outcome} | {res.duration_s:.1f} s |")
+    lines += [f"| {name} | | not run | |" for name in result.not_run]
+    return "\n".join([*lines, "", _md_fence(digest.text), ""]) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
+
+
+def _md_fence(text: str) -> str:
+    """A fenced block whose fence is longer than any backtick run inside the text."""
+    import re
+
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def append_step_summary(markdown: str, path: str | None) -> bool:
+    """Append to the file GitHub Actions names in $GITHUB_STEP_SUMMARY (None: not in Actions)."""
+    import logging
+
+    if not path:
+        return False
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(markdown)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("cannot write $GITHUB_STEP_SUMMARY %s: %s", path, exc)
+        return False
+    return True

@@ -90,14 +90,9 @@ def detect_json(root: Path) -> dict[str, Any]:
 
 
 def last_report_json(root: Path, run_id: str = "last") -> dict[str, Any]:
-    import importlib
+    from greenloop import record
 
-    try:  # the run record arrives with `greenloop run`
-        record = importlib.import_module("greenloop.record")
-    except ImportError:
-        return {"error": "no runs yet: this greenloop has no run records"}
     try:
-        data: dict[str, Any] = record.load_report(record.common_dir_of(root), run_id)
+        return record.load_report(record.common_dir_of(root), run_id)
     except FatalError as exc:
         return {"error": f"no runs yet: {exc}"}
-    return data

@@ -350,6 +350,15 @@ def test_squash_folds_the_iterations_into_one_commit(repo: Path) -> None:
 
 # ---------------------------------------------------------------- recover after kill -9
 
+
+def orphan(lock: cp.RunLock) -> None:
+    """Make the lock look like one left by a process that has died."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    data = json.loads(lock.path.read_text())
+    lock.path.write_text(json.dumps({**data, "pid": dead.pid}))
+
+
 CHILD = """
 import sys, time
 from pathlib import Path
@@ -406,7 +415,7 @@ def test_recover_twice_is_harmless_and_second_says_nothing_to_recover(repo: Path
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     cp.finish_revert(state, "r9")  # killed right after the revert, before unlocking
     attempt = sh(repo, "rev-parse", "refs/greenloop/r9")
-    lock.path.write_text(lock.path.read_text().replace(str(os.getpid()), "999999999"))
+    orphan(lock)
     result = cp.recover(repo)
     assert result.attempt_ref == "refs/greenloop/r9"
     assert sh(repo, "rev-parse", "refs/greenloop/r9") == attempt
@@ -420,7 +429,7 @@ def test_recover_checks_the_runs_branch_out_again(repo: Path) -> None:
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     sh(repo, "checkout", "-q", "-b", "agent-branch")
     (repo / "calc.py").write_text("on the agent's branch\n")
-    lock.path.write_text(lock.path.read_text().replace(str(os.getpid()), "999999999"))
+    orphan(lock)
     result = cp.recover(repo)
     assert sh(repo, "symbolic-ref", "--short", "HEAD") == "main"
     assert head(repo) == state.initial_sha
@@ -431,3 +440,34 @@ def test_recover_refuses_a_live_run(repo: Path) -> None:
     state = cp.preflight(repo)
     with cp.acquire_lock(state, "live"), pytest.raises(FatalError, match="still in progress"):
         cp.recover(repo)
+
+
+def test_critical_section_delivers_ctrl_c_only_after_the_git_change_is_whole() -> None:
+    steps: list[str] = []
+
+    def interrupted_change() -> None:
+        with cp.critical():
+            os.kill(os.getpid(), signal.SIGINT)
+            steps.append("finished despite Ctrl-C")
+
+    with pytest.raises(KeyboardInterrupt):
+        interrupted_change()
+    assert steps == ["finished despite Ctrl-C"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_commit_iteration_keeps_a_checkpoint_the_agent_reset_away(repo: Path) -> None:
+    state = cp.preflight(repo)
+    first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
+    sh(repo, "reset", "-q", "--hard", state.initial_sha)  # the agent throws our commit away
+    commit_edit(state, "calc.py", "two\n", 2, first.sha)
+    assert sh(repo, "rev-parse", "refs/greenloop/r1-before-iter-2") == first.sha
+
+
+def test_squash_of_iterations_that_cancel_out_leaves_the_initial_commit(repo: Path) -> None:
+    state = cp.preflight(repo)
+    original = (repo / "calc.py").read_text()
+    first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
+    commit_edit(state, "calc.py", original, 2, first.sha)
+    assert cp.squash(state, message="m", run_id="r1") == state.initial_sha
+    assert sh(repo, "status", "--porcelain") == ""

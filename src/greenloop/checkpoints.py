@@ -11,11 +11,13 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from greenloop import git
 from greenloop.errors import FatalError
@@ -24,6 +26,9 @@ REF_PREFIX = "refs/greenloop/"
 FALLBACK_IDENTITY = {"user.name": "greenloop", "user.email": "greenloop@localhost"}
 SUBJECT_MAX = 72
 SHOWN_PATHS = 10
+# A torn (half-written) lock this young may belong to a run that is starting right now.
+TORN_LOCK_GRACE_S = 5.0
+DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 LOCK_KEYS = ("run_id", "pid", "branch", "initial_sha", "started_at", "root", "host", "pid_start")
 BODY_PATHS = 50
 # Files git leaves in the git dir while an operation waits for the user.
@@ -209,7 +214,8 @@ def read_lock(common_dir: Path) -> RunLock | None:
         return None
     except (ValueError, TypeError, KeyError):
         # killed between creating the file and writing it: no work can have started
-        return RunLock(path=path, run_id="?", pid=0, branch="", initial_sha="", started_at=0.0)
+        mtime = path.stat().st_mtime if path.exists() else 0.0
+        return RunLock(path=path, run_id="?", pid=0, branch="", initial_sha="", started_at=mtime)
 
 
 def release_lock(lock: RunLock) -> None:
@@ -222,8 +228,8 @@ def release_lock(lock: RunLock) -> None:
 
 def lock_is_live(lock: RunLock) -> bool:
     """Whether the process that wrote the lock still runs (a lock from another host counts)."""
-    if lock.pid <= 0:
-        return False
+    if lock.pid <= 0:  # torn: a run is writing it this instant, or died doing so
+        return time.time() - lock.started_at < TORN_LOCK_GRACE_S
     if lock.host and lock.host != socket.gethostname():
         return True  # can't see that host's processes; recover on that host, or by hand
     if not _pid_alive(lock.pid):
@@ -264,6 +270,35 @@ def _process_start(pid: int) -> str | None:
         return None
 
 
+# ---------------------------------------------------------------- critical sections
+
+
+@contextlib.contextmanager
+def critical() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until a multi-step git change is whole, then deliver them.
+
+    Without this, an interrupt would kill git half-way through a reset or leave the branch moved
+    without its attempt ref. kill -9 cannot be held: ``recover`` handles that.
+    """
+    received: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+
+    try:
+        old = {sig: signal.signal(sig, hold) for sig in DEFERRED_SIGNALS}
+    except ValueError:  # not the main thread: signals cannot reach us here anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(received):
+            signal.raise_signal(signum)  # now the caller's handler sees it
+
+
 # ---------------------------------------------------------------- commits and refs
 
 
@@ -286,13 +321,17 @@ def commit_iteration(
     environ: Mapping[str, str] | None = None,
 ) -> CommitInfo:
     """Checkpoint everything the agent left: its own commits kept, the rest committed on top."""
-    agent_commits = git.rev_list(state.root, f"{previous_sha}..HEAD")
-    git.add_all(state.root)
-    staged = git.staged_paths(state.root)
-    if staged:
-        line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"
-        body = _body(staged, agent_commits)
-        _commit(state.root, f"{line}\n\n{body}\n\nGreenloop-Run: {run_id}\n", environ)
+    with critical():
+        agent_commits = git.rev_list(state.root, f"{previous_sha}..HEAD")
+        if not git.is_ancestor(state.root, previous_sha, "HEAD"):
+            # the agent reset or rebased past our checkpoint: keep the checkpoint reachable
+            keep_ref(state.root, attempt_ref(run_id, f"before-iter-{iteration}"), previous_sha)
+        git.add_all(state.root)
+        staged = git.staged_paths(state.root)
+        if staged:
+            line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"
+            body = _body(staged, agent_commits)
+            _commit(state.root, f"{line}\n\n{body}\n\nGreenloop-Run: {run_id}\n", environ)
     head = _head(state.root)
     return CommitInfo(
         sha=head,
@@ -407,30 +446,34 @@ def rollback(state: RepoState, *, to_sha: str, keep_ref: str) -> str:
 
     Returns the ref actually used (``keep_ref``, or ``keep_ref-N`` if that already held other work).
     """
-    _, kept = _save_attempt(state, keep_ref, "greenloop: uncommitted work before rollback")
-    _move_branch(state, to_sha)
+    with critical():
+        _, kept = _save_attempt(state, keep_ref, "greenloop: uncommitted work before rollback")
+        _move_branch(state, to_sha)
     return kept[0]
 
 
 def finish_revert(state: RepoState, run_id: str) -> str:
     """Keep the whole attempt under ``refs/greenloop/<run_id>``; the branch back at the start."""
     message = f"greenloop: uncommitted work at the end of run {run_id}\n\nGreenloop-Run: {run_id}\n"
-    _, kept = _save_attempt(state, attempt_ref(run_id), message)
-    _move_branch(state, state.initial_sha)
+    with critical():
+        _, kept = _save_attempt(state, attempt_ref(run_id), message)
+        _move_branch(state, state.initial_sha)
     return kept[0]
 
 
 def squash(state: RepoState, *, message: str, run_id: str) -> str:
     """Fold initial_sha..HEAD into one commit; the pre-squash head kept under ``<ref>-pre-squash``."""
-    save_leftovers(state.root, f"greenloop: uncommitted work of run {run_id}")
-    head = _head(state.root)
-    if head == state.initial_sha:
-        return head
-    keep_ref(state.root, attempt_ref(run_id, "pre-squash"), head)
-    git.reset_soft(state.root, state.initial_sha)
     if "Greenloop-Run:" not in message:
         message = f"{message.rstrip()}\n\nGreenloop-Run: {run_id}\n"
-    _commit(state.root, message)
+    with critical():
+        save_leftovers(state.root, f"greenloop: uncommitted work of run {run_id}")
+        head = _head(state.root)
+        if head == state.initial_sha:
+            return head
+        keep_ref(state.root, attempt_ref(run_id, "pre-squash"), head)
+        git.reset_soft(state.root, state.initial_sha)
+        if git.staged_paths(state.root):  # else the iterations cancelled out: nothing to fold
+            _commit(state.root, message)
     return _head(state.root)
 
 
@@ -470,9 +513,10 @@ def recover(cwd: Path) -> RecoverResult:
         f"greenloop: recovered uncommitted work of run {lock.run_id}\n\n"
         f"Greenloop-Run: {lock.run_id}\n"
     )
-    saved, kept = _save_attempt(state, attempt_ref(lock.run_id), message)
-    _move_branch(state, lock.initial_sha)
-    lock.path.unlink()
+    with critical():
+        saved, kept = _save_attempt(state, attempt_ref(lock.run_id), message)
+        _move_branch(state, lock.initial_sha)
+        lock.path.unlink()
     return RecoverResult(
         run_id=lock.run_id,
         branch=lock.branch,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
+from greenloop.agents.base import Agent, AgentRequest
 from greenloop.agents.openai import SDK_MISSING, OpenAIAgent, Settings
 from greenloop.agents.tools import read_file, tool_specs
 from greenloop.errors import FatalError
@@ -244,6 +245,27 @@ def test_persistent_server_error_fails_the_iteration_with_the_message(repo: Path
     assert waits == [0.001, 0.002]
 
 
+def test_unreachable_endpoint_is_retried_then_reported(repo: Path) -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    waits: list[float] = []
+    agent = OpenAIAgent.from_spec(
+        "openai:m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        environ={},
+        sleep=waits.append,
+        max_retries=1,
+        backoff_base_s=0.5,
+        request_timeout_s=5,
+    )
+    outcome = agent.run(request(repo, DIGEST_1))
+    assert not outcome.ok
+    assert "APIConnectionError" in outcome.error
+    assert waits == [0.5]
+    assert outcome.usage.requests == 2
+
+
 def test_client_error_is_not_retried(repo: Path) -> None:
     with ReplayServer([Reply.error(401, '{"error": {"message": "bad key"}}')]) as server:
         outcome = make_agent(server).run(request(repo, DIGEST_1))
@@ -379,7 +401,3 @@ def test_importing_the_agent_module_does_not_import_the_sdk() -> None:
     code = "import sys, greenloop.agents.openai; print('openai' in sys.modules)"
     result = run_command([sys.executable, "-c", code])
     assert result.stdout.strip() == "False"
-
-
-def outcome_is_value(outcome: AgentOutcome) -> bool:
-    return isinstance(outcome, AgentOutcome)

@@ -378,6 +378,7 @@ def _as_message(message: Any) -> Message:
             "function": {"name": call.function.name, "arguments": call.function.arguments or ""},
         }
         for index, call in enumerate(message.tool_calls or [])
+        if getattr(call, "function", None) is not None  # only function tools are offered
     ]
     if calls:
         out["tool_calls"] = calls

@@ -9,7 +9,19 @@ import os
 import re
 from collections.abc import Callable
 
-from greenloop.parsers import generic, pytest
+from greenloop.parsers import (
+    generic,
+    go,
+    js,
+    junit,
+    native,
+    pytest,
+    python_lint,
+    ruby,
+    rust,
+    sniff,
+    unittest,
+)
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
 
 __all__ = [
@@ -28,6 +40,18 @@ ParserFn = Callable[[ParserInput], ParseResult]
 
 PARSERS: dict[str, ParserFn] = {
     "pytest": pytest.parse,
+    "unittest": unittest.parse,
+    "mypy": python_lint.parse_mypy,
+    "ruff": python_lint.parse_ruff,
+    "flake8": python_lint.parse_flake8,
+    "pyright": python_lint.parse_pyright,
+    "black": python_lint.parse_black,
+    "cargo": rust.parse,
+    "js": js.parse,
+    "go": go.parse,
+    "ruby": ruby.parse,
+    "native": native.parse,
+    "junit": junit.parse,
     "generic": generic.parse,
 }
 
@@ -35,6 +59,24 @@ PARSERS: dict[str, ParserFn] = {
 COMMAND_WORDS: dict[str, str] = {
     "pytest": "pytest",
     "py.test": "pytest",
+    "unittest": "unittest",
+    "mypy": "mypy",
+    "dmypy": "mypy",
+    "ruff": "ruff",
+    "flake8": "flake8",
+    "pyright": "pyright",
+    "basedpyright": "pyright",
+    "black": "black",
+    **dict.fromkeys(("cargo", "rustc", "clippy-driver", "cargo-nextest"), "cargo"),
+    **dict.fromkeys(
+        ("tsc", "eslint", "prettier", "jest", "vitest", "node", "tsx", "vue-tsc"), "js"
+    ),
+    "go": "go",
+    **dict.fromkeys(("rspec", "rake", "ruby", "rails", "minitest"), "ruby"),
+    **dict.fromkeys(
+        ("make", "gmake", "gcc", "g++", "clang", "clang++", "cc", "cmake", "ctest"), "native"
+    ),
+    **dict.fromkeys(("phpunit", "mvn", "mvnw", "gradle", "gradlew", "javac"), "native"),
 }
 
 _WORD = re.compile(r"[\w.+-]+")
@@ -52,9 +94,11 @@ def tools_named(argv: tuple[str, ...]) -> list[str]:
 
 
 def parse_output(inp: ParserInput) -> ParseResult:
-    """Parse with every family the command names; the generic parser when none applies."""
-    tools = tools_named(inp.argv) or ["generic"]
-    results = [_safe(PARSERS[t], inp, t) for t in tools]
+    """Parse with every family the command names (or its output shows); generic when none applies."""
+    named = tools_named(inp.argv)
+    tools = named + [t for t in sniff.sniff_tools(inp, named) if t in PARSERS and t not in named]
+    tools = (tools or ["generic"]) + (["junit"] if sniff.has_junit(inp) else [])
+    results = sniff.drop_redundant_junit([_safe(PARSERS[t], inp, t) for t in tools])
     if len(results) == 1:
         return results[0]
     return merge_results(results)

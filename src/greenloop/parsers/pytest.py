@@ -1,22 +1,67 @@
-"""pytest: the closing summary line (structured plugin data and tracebacks build on this)."""
+"""pytest: structured plugin records when present, else the terminal text (any --tb style, -q/-v/-rA, xdist).
+
+The text parse reads the FAILURES/ERRORS blocks for frames and messages and the short test summary for
+exact node ids; the closing summary line decides whether the run completed (seed 003: a run without it
+is incomplete, never "N passed").
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from greenloop.parsers.model import Counts, ParseResult, ParserInput
+from greenloop.parsers import pytest_artifacts
+from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.pytraceback import Traceback, parse_traceback, relative, split_exception
 
-# "==== 3 failed, 41 passed, 2 warnings in 2.31s ====" / "no tests ran in 0.01s"
-_SUMMARY = re.compile(r"^=+ (?P<body>.*?) in [\d.]+s(?: \([^)]*\))? =+\s*$", re.MULTILINE)
+MAX_BLOCKS = 200
+MAX_FAILURES = 500
+MAX_WARNINGS = 50
+
+# "==== 3 failed, 41 passed, 2 warnings in 2.31s ====", "1 failed in 0.02s" (-q), "no tests ran in 0.01s"
+_SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<body>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|"
+    r"rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)\n]*\))?(?: =+)?[ \t]*$",
+    re.MULTILINE,
+)
 _PART = re.compile(r"(\d+) (failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected)")
-_COLLECTED = re.compile(r"^collected (\d+) items?", re.MULTILINE)
-_WORKERS = re.compile(r"^\[gw\d+\].*|^\d+ workers \[(\d+) items?\]", re.MULTILINE)
-
+_COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
+_WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
 _FIELD = {"error": "errors", "errors": "errors", "warning": "warnings", "warnings": "warnings"}
+
+_SECTION = re.compile(r"^=+ (?P<name>[^=\n]+?) =+[ \t]*$", re.MULTILINE)
+_HEADER = re.compile(r"^_+ (?P<title>[^\n]+?) _+[ \t]*$", re.MULTILINE)
+_ENTRY = re.compile(r"^(?P<cat>FAILED|ERROR) (?P<id>[^\n]+?)(?: - (?P<msg>[^\n]*))?[ \t]*$", re.M)
+_VERBOSE = re.compile(
+    r"^(?:\[gw\d+\] \[ *\d+%\] (?P<cat1>FAILED|ERROR) (?P<id1>\S+::[^\n]+?)"
+    r"|(?P<id2>\S+::[^\n]+?) (?P<cat2>FAILED|ERROR)(?: +\[ *\d+%\])?)[ \t]*$",
+    re.MULTILINE,
+)
+_WORKER_CRASH = re.compile(r"worker '(?P<worker>[^']+)' crashed while running '(?P<id>[^'\n]+)'")
+_FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
+_DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
+_PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
+_USAGE = re.compile(r"^(?:pytest: error|ERROR): (?!usage:)(?P<msg>[^\n]+)$", re.MULTILINE)
+_WARN_LOC = re.compile(r"^\s+(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<type>\w+): (?P<msg>.*)$")
+_ERROR_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )(?P<name>.+)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Entry:
+    category: str
+    """FAILED or ERROR."""
+    id: str
+    text: str
 
 
 def parse(inp: ParserInput) -> ParseResult:
-    return ParseResult(tool="pytest", counts=parse_counts(inp.stdout + "\n" + inp.stderr))
+    text = inp.stdout + "\n" + inp.stderr if inp.stderr else inp.stdout
+    counts = parse_counts(text)
+    result = parse_text(text, inp.root, counts)
+    plugin = pytest_artifacts.read(inp.artifacts, inp.root)
+    if plugin is None:
+        return result
+    return pytest_artifacts.combine(plugin, result)
 
 
 def parse_counts(text: str) -> Counts:
@@ -41,10 +86,309 @@ def parse_counts(text: str) -> Counts:
 
 
 def _collected(text: str) -> int | None:
-    m = _COLLECTED.search(text)
+    m = _COLLECTED.search(text) or _WORKERS.search(text)
+    return int(m.group(1)) if m else None
+
+
+def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
+    sections = _sections(text)
+    entries = _entries(sections.get("short test summary info", ""), text)
+    failures: list[Failure] = []
+    used: set[int] = set()
+    for section, category in (("ERRORS", "ERROR"), ("FAILURES", "FAILED")):
+        for title, lines in _blocks(sections.get(section, "")):
+            failures.append(_block_failure(title, lines, category, entries, used, root))
+    for i, entry in enumerate(entries):
+        if i not in used and len(failures) < MAX_FAILURES:
+            failures.append(_entry_failure(entry))
+    crashes, killed = _crashes(text, root)
+    failures = _order(failures, entries) + crashes
+    failures += _usage_errors(text, counts)
+    failures += _warnings(sections.get("warnings summary", ""), root)
+    notes = () if counts.summary_seen else (_incomplete_note(text),)
+    return ParseResult(
+        tool="pytest",
+        failures=_dedupe(failures),
+        counts=counts,
+        killed=killed,
+        notes=notes,
+    )
+
+
+def _sections(text: str) -> dict[str, str]:
+    found = list(_SECTION.finditer(text))
+    sections: dict[str, str] = {}
+    for i, m in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(text)
+        sections.setdefault(m["name"].strip(), text[m.end() : end])
+    return sections
+
+
+def _entries(summary: str, text: str) -> list[_Entry]:
+    found = [
+        _Entry(category=m["cat"], id=m["id"], text=m["msg"] or "") for m in _ENTRY.finditer(summary)
+    ]
+    if found:
+        return found[:MAX_FAILURES]
+    for m in _VERBOSE.finditer(text):
+        category = m["cat1"] or m["cat2"]
+        found.append(_Entry(category=category, id=m["id1"] or m["id2"], text=""))
+        if len(found) >= MAX_FAILURES:
+            break
+    return found
+
+
+def _blocks(section: str) -> list[tuple[str | None, list[str]]]:
+    """(title, lines) per failure; ``--tb=line`` has no titles: one block per location line."""
+    if not section:
+        return []
+    headers = [m for m in _HEADER.finditer(section) if m["title"].replace("_", "").strip()]
+    if not headers:
+        return _line_blocks(section)
+    blocks: list[tuple[str | None, list[str]]] = []
+    for i, m in enumerate(headers[:MAX_BLOCKS]):
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(section)
+        blocks.append((m["title"], section[m.end() : end].strip("\n").split("\n")))
+    return blocks
+
+
+def _line_blocks(section: str) -> list[tuple[str | None, list[str]]]:
+    blocks: list[tuple[str | None, list[str]]] = []
+    current: list[str] = []
+    for line in section.strip("\n").split("\n")[: MAX_BLOCKS * 4]:
+        current.append(line)
+        if not line.startswith("E ") and re.match(r"^\S+:\d+: ", line):
+            blocks.append((None, current))
+            current = []
+    return blocks
+
+
+def _block_failure(
+    title: str | None,
+    lines: list[str],
+    category: str,
+    entries: list[_Entry],
+    used: set[int],
+    root: str,
+) -> Failure:
+    tb = parse_traceback(lines, root)
+    crash = next((m for line in lines[:3] if (m := _WORKER_CRASH.search(line))), None)
+    if crash is not None:
+        return _worker_crash_failure(crash["id"], crash.group(0), entries, used)
+    name, kind = _title_name(title)
+    entry = _claim(name, category, entries, used)
+    node_id = entry.id if entry else _guess_id(name, tb, kind)
+    error_type, message = tb.error_type, tb.message
+    if entry and not (error_type and message):
+        etype, emsg = split_exception(entry.text)
+        error_type, message = error_type or etype, message or emsg
+    detail = tb.detail
+    if error_type == "DocTestFailure":
+        detail, message = _doctest(lines)
+    return _failure(kind, node_id, tb, error_type, message, detail)
+
+
+def _doctest(lines: list[str]) -> tuple[tuple[str, ...], str]:
+    """The example source, and ``Expected: ... Got: ...`` as the message."""
+    body = [line.rstrip() for line in lines if line.strip()][:-1]
+    start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
+    message = " ".join(line.strip() for line in body[start:])
+    return tuple(body[:start][-6:] + body[start:][:9]), message
+
+
+def _failure(
+    kind: Kind, node_id: str, tb: Traceback, error_type: str, message: str, detail: tuple[str, ...]
+) -> Failure:
+    where = tb.frames[-1] if tb.frames else tb.location
+    return Failure(
+        kind=kind,
+        id=node_id,
+        file=where.file if where else _id_file(node_id),
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message,
+        frames=tb.frames,
+        detail=detail,
+    )
+
+
+def _title_name(title: str | None) -> tuple[str | None, Kind]:
+    if title is None:
+        return None, Kind.TEST
+    if title.startswith("ERROR collecting "):
+        return title.removeprefix("ERROR collecting "), Kind.BUILD
+    m = _ERROR_TITLE.match(title)
     if m:
-        return int(m.group(1))
-    for w in _WORKERS.finditer(text):
-        if w.group(1):
-            return int(w.group(1))
+        return m["name"], Kind.TEST
+    return title.removeprefix("[doctest] "), Kind.TEST
+
+
+def _claim(name: str | None, category: str, entries: list[_Entry], used: set[int]) -> _Entry | None:
+    """The summary entry this block belongs to: same short name, else the next one in order."""
+    for i, entry in enumerate(entries):
+        if i not in used and entry.category == category and _matches(entry.id, name):
+            used.add(i)
+            return entry
+    if name is None:
+        for i, entry in enumerate(entries):
+            if i not in used and entry.category == category:
+                used.add(i)
+                return entry
     return None
+
+
+def _matches(node_id: str, name: str | None) -> bool:
+    if name is None:
+        return False
+    if node_id == name:
+        return True
+    _, sep, rest = node_id.partition("::")
+    if not sep:
+        return False
+    base, bracket, params = rest.partition("[")
+    return base.replace("::", ".") + bracket + params == name
+
+
+def _guess_id(name: str | None, tb: Traceback, kind: Kind) -> str:
+    if name is None:
+        return tb.frames[0].file if tb.frames else "pytest"
+    if kind is Kind.BUILD or "::" in name or not tb.frames:
+        return name
+    base, bracket, params = name.partition("[")
+    return f"{tb.frames[0].file}::{base.replace('.', '::')}{bracket}{params}"
+
+
+def _id_file(node_id: str) -> str:
+    return node_id.partition("::")[0]
+
+
+def _entry_failure(entry: _Entry) -> Failure:
+    error_type, message = split_exception(entry.text)
+    if not error_type and message.startswith("assert "):
+        error_type = "AssertionError"  # pytest's rewritten bare assert
+    crash = _WORKER_CRASH.search(entry.text)
+    return Failure(
+        kind=Kind.CRASH if crash else Kind.TEST,
+        id=entry.id,
+        file=_id_file(entry.id),
+        error_type="worker crashed" if crash else error_type,
+        message=message,
+    )
+
+
+def _worker_crash_failure(
+    node_id: str, line: str, entries: list[_Entry], used: set[int]
+) -> Failure:
+    for i, entry in enumerate(entries):
+        if entry.id == node_id:
+            used.add(i)
+    return Failure(
+        kind=Kind.CRASH,
+        id=node_id,
+        file=_id_file(node_id),
+        error_type="worker crashed",
+        message=line,
+    )
+
+
+def _crashes(text: str, root: str) -> tuple[list[Failure], tuple[str, ...]]:
+    """xdist workers that died, and a process killed by a fatal signal (faulthandler's dump)."""
+    killed = [m["id"] for m in _WORKER_CRASH.finditer(text)]
+    failures: list[Failure] = []
+    fatal = _FATAL.search(text)
+    if fatal is not None:
+        dump = [
+            m for m in _DUMP_FRAME.finditer(text, fatal.end()) if m.start() - fatal.end() < 200_000
+        ]
+        frames = tuple(
+            Frame(file=relative(m["file"], root), line=int(m["line"]), function=m["func"])
+            for m in reversed(dump[:MAX_BLOCKS])
+        )
+        node_id = _crashed_test(frames, text)
+        killed.append(node_id)
+        failures.append(
+            Failure(
+                kind=Kind.CRASH,
+                id=node_id,
+                file=_id_file(node_id),
+                line=next((f.line for f in reversed(frames) if node_id.startswith(f.file)), None),
+                error_type=fatal["what"].strip(),
+                message=fatal.group(0).strip(),
+                frames=frames,
+            )
+        )
+    return failures, tuple(dict.fromkeys(killed))
+
+
+def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:
+    progress = [m["file"] for m in _PROGRESS.finditer(text)]
+    for frame in reversed(frames):  # innermost first
+        if not frame.function.startswith("test"):
+            continue
+        file = frame.file
+        for shown in reversed(progress):
+            if file == shown or file.endswith("/" + shown):
+                file = shown
+                break
+        return f"{file}::{frame.function}"
+    return progress[-1] if progress else "pytest"
+
+
+def _usage_errors(text: str, counts: Counts) -> list[Failure]:
+    if counts.ran:
+        return []
+    return [
+        Failure(kind=Kind.BUILD, id="pytest", error_type="UsageError", message=m["msg"].strip())
+        for m in _USAGE.finditer(text)
+        if "usage:" not in m["msg"]
+    ][:5]
+
+
+def _warnings(section: str, root: str) -> list[Failure]:
+    failures: list[Failure] = []
+    current = ""
+    for line in section.split("\n"):
+        if line and not line[0].isspace() and "::" in line:
+            current = line.strip()
+            continue
+        m = _WARN_LOC.match(line)
+        if m is None:
+            continue
+        file = relative(m["file"], root)
+        failures.append(
+            Failure(
+                kind=Kind.TEST,
+                id=current or f"{file}:{m['line']}",
+                file=file,
+                line=int(m["line"]),
+                error_type=m["type"],
+                message=m["msg"].strip(),
+                severity="warning",
+            )
+        )
+        if len(failures) >= MAX_WARNINGS:
+            break
+    return failures
+
+
+def _order(failures: list[Failure], entries: list[_Entry]) -> list[Failure]:
+    """The order the run reported them in (the short summary), blocks without an entry last."""
+    by_id = {e.id: i for i, e in reversed(list(enumerate(entries)))}
+    return sorted(failures, key=lambda f: by_id.get(f.id, len(entries)))
+
+
+def _dedupe(failures: list[Failure]) -> tuple[Failure, ...]:
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Failure] = []
+    for f in failures:
+        key = (f.id, f.error_type, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return tuple(out)
+
+
+def _incomplete_note(text: str) -> str:
+    progress = [m["file"] for m in _PROGRESS.finditer(text)]
+    where = f" while running {progress[-1]}" if progress else ""
+    return f"pytest stopped without its closing summary{where}: the run is incomplete"

@@ -1,0 +1,203 @@
+"""greenloop's pytest plugin: structured results as JSON lines, one file per process.
+
+Loaded with ``PYTHONPATH=<a dir holding only this file>`` and ``PYTEST_PLUGINS=greenloop_pytest_plugin``
+so it works in whatever environment runs the user's pytest. Depends only on pytest and the standard
+library (no greenloop imports: it runs inside the user's interpreter). It never changes the run: every
+hook swallows its own errors, and it writes nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset.
+
+Each line is one event, flushed at once, so a run killed halfway still leaves what it did (the test it
+was in when it died: a ``start`` without a ``report`` for ``teardown``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import linecache
+import os
+import sys
+import time
+from typing import Any
+
+import pytest
+
+ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
+MAX_TEXT = 8000
+MAX_FRAMES = 40
+
+_state: dict[str, Any] = {"file": None, "frames": {}, "skip_dirs": ()}
+
+
+def _emit(record: dict[str, Any]) -> None:
+    handle = _state["file"]
+    if handle is None:
+        return
+    try:
+        handle.write(json.dumps(record, default=str) + "\n")
+        handle.flush()
+    except Exception:
+        _state["file"] = None
+
+
+def _worker_id(config: Any) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict):
+        return str(workerinput.get("workerid", "worker"))
+    return ""
+
+
+def pytest_configure(config: Any) -> None:
+    try:
+        directory = os.environ.get(ENV_DIR)
+        if not directory:
+            return
+        worker = _worker_id(config)
+        name = f"pytest-{os.getpid()}-{worker or 'main'}.jsonl"
+        os.makedirs(directory, exist_ok=True)
+        _state["file"] = open(os.path.join(directory, name), "a", encoding="utf-8")  # noqa: SIM115
+        _state["skip_dirs"] = _framework_dirs()
+        _emit({"event": "session", "pid": os.getpid(), "worker": worker, "time": time.time()})
+    except Exception:
+        _state["file"] = None
+
+
+def _framework_dirs() -> tuple[str, ...]:
+    dirs = []
+    for name in ("_pytest", "pluggy"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.append(os.path.dirname(path) + os.sep)
+    return tuple(dirs)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    try:
+        handle = _state["file"]
+        _state["file"] = None
+        if handle is not None:
+            handle.close()
+    except Exception:
+        pass
+
+
+def pytest_collection_finish(session: Any) -> None:
+    with contextlib.suppress(Exception):
+        _emit({"event": "collected", "count": len(session.items)})
+
+
+def pytest_collectreport(report: Any) -> None:
+    try:
+        if report.failed:
+            _emit(
+                {
+                    "event": "collecterror",
+                    "nodeid": report.nodeid,
+                    "text": str(report.longrepr)[:MAX_TEXT],
+                    "crash": _crash(report),
+                }
+            )
+    except Exception:
+        pass
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    with contextlib.suppress(Exception):
+        _emit({"event": "start", "nodeid": nodeid})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    outcome = yield
+    try:
+        excinfo = call.excinfo
+        report = outcome.get_result()
+        if excinfo is not None and report.failed:
+            _state["frames"][(report.nodeid, report.when)] = _exception(excinfo)
+    except Exception:
+        pass
+
+
+def _exception(excinfo: Any) -> dict[str, Any]:
+    """The raw traceback (function names and source lines), framework frames dropped."""
+    frames = []
+    for entry in excinfo.traceback:
+        path = str(entry.path)
+        if path.startswith(_state["skip_dirs"]):
+            continue
+        lineno = entry.lineno + 1
+        source = linecache.getline(path, lineno).strip()
+        frames.append({"path": path, "lineno": lineno, "function": entry.name, "source": source})
+    kind = excinfo.type
+    module = getattr(kind, "__module__", "builtins")
+    name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
+    return {"type": name, "message": str(excinfo.value)[:MAX_TEXT], "frames": frames[-MAX_FRAMES:]}
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    try:
+        record: dict[str, Any] = {
+            "event": "report",
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "wasxfail": getattr(report, "wasxfail", None),
+        }
+        if report.failed or report.skipped:
+            record["crash"] = _crash(report)
+        if report.failed:
+            record["entries"] = _entries(report)
+            record["exception"] = _state["frames"].pop((report.nodeid, report.when), None)
+            record["text"] = _longrepr_text(report)
+        _emit(record)
+    except Exception:
+        pass
+
+
+def _crash(report: Any) -> dict[str, Any] | None:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is None:
+        return None
+    return {"path": crash.path, "lineno": crash.lineno, "message": str(crash.message)[:MAX_TEXT]}
+
+
+def _entries(report: Any) -> list[dict[str, Any]]:
+    """reprtraceback entries: what the controller gets from xdist workers (no live exception)."""
+    tb = getattr(report.longrepr, "reprtraceback", None)
+    entries = []
+    for entry in getattr(tb, "reprentries", None) or ():
+        loc = getattr(entry, "reprfileloc", None)
+        lines = [str(line) for line in getattr(entry, "lines", None) or ()]
+        source = next((line[1:].strip() for line in lines if line.startswith(">")), "")
+        function = getattr(loc, "message", "") if loc is not None else ""
+        entries.append(
+            {
+                "path": getattr(loc, "path", None),
+                "lineno": getattr(loc, "lineno", None),
+                "function": function[3:] if function.startswith("in ") else "",
+                "source": source,
+                "lines": lines[-20:],
+            }
+        )
+    return entries[-MAX_FRAMES:]
+
+
+def _longrepr_text(report: Any) -> str:
+    text = str(report.longrepr)
+    return (
+        text
+        if len(text) <= MAX_TEXT
+        else text[: MAX_TEXT // 2] + "\n...\n" + text[-MAX_TEXT // 2 :]
+    )
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    with contextlib.suppress(Exception):
+        _emit(
+            {
+                "event": "finish",
+                "exitstatus": int(exitstatus),
+                "testscollected": getattr(session, "testscollected", None),
+                "testsfailed": getattr(session, "testsfailed", None),
+            }
+        )

@@ -1,0 +1,185 @@
+"""Python tracebacks as pytest (long/short/line/native) and unittest print them -> frames + exception.
+
+Shared by the pytest, unittest and plugin-artifact parsers. Pure string work, never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from greenloop.parsers.model import Frame
+
+MAX_DETAIL = 15
+MAX_FRAMES = 40
+MAX_MESSAGE = 500
+
+_NATIVE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+))?$')
+_SHORT = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): in (?P<func>\S.*)$")
+_LOC = re.compile(r"^(?P<file>[^\s:][^:]*\.\w+):(?P<line>\d+):(?: (?P<rest>.*))?$")
+_E_LINE = re.compile(r"^E(?: +(?P<text>.*))?$")
+_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(?P<msg>.*))?$")
+_DEF = re.compile(r"^\s*(?:async\s+)?def (\w+)")
+_CHAIN = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Traceback:
+    frames: tuple[Frame, ...] = ()
+    error_type: str = ""
+    message: str = ""
+    detail: tuple[str, ...] = ()
+    location: Frame | None = None
+    """The closing ``path:line: ErrorType`` line pytest prints under a failure."""
+
+
+def relative(path: str, root: str) -> str:
+    """A path inside ``root`` made relative to it; any other path unchanged."""
+    if root:
+        prefix = root.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def split_exception(line: str) -> tuple[str, str]:
+    """``pkg.Error: msg`` -> (``pkg.Error``, ``msg``); anything else -> ("", line)."""
+    m = _EXC.match(line.strip())
+    if m is None:
+        return "", line.strip()
+    return m["type"], (m["msg"] or "").strip()
+
+
+class _Reader:
+    """One pass over a failure block's lines."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.frames: list[Frame] = []
+        self.pending: list[str] = []
+        self.e_blocks: list[list[str]] = []
+        self.in_e = False
+        self.expect_source = False
+        self.native_exc = ""
+        self.native_detail: list[str] = []
+        self.location: Frame | None = None
+
+    def feed(self, line: str) -> None:
+        if line.startswith(_CHAIN):
+            self.frames, self.e_blocks, self.pending, self.native_exc = [], [], [], ""
+            return
+        e = _E_LINE.match(line)
+        if e is not None:
+            if not self.in_e:
+                self.e_blocks.append([])
+            self.in_e = True
+            self.e_blocks[-1].append(e["text"] or "")
+            return
+        self.in_e = False
+        if self.expect_source and line.startswith("    ") and self.frames:
+            last = self.frames[-1]
+            self.frames[-1] = Frame(
+                file=last.file, line=last.line, function=last.function, source=line.strip()
+            )
+            self.expect_source = False
+            return
+        self.expect_source = False
+        self._feed_frame(line)
+
+    def _feed_frame(self, line: str) -> None:
+        m = _NATIVE.match(line) or _SHORT.match(line)
+        if m is not None:
+            self._add(m["file"], m["line"], m["func"] or "", "")
+            self.expect_source = True
+            return
+        loc = _LOC.match(line)
+        if loc is not None:
+            self._add(loc["file"], loc["line"], self._pending_def(), self._pending_source())
+            self.location = self.frames[-1]
+            rest = (loc["rest"] or "").strip()
+            if rest:
+                self.native_exc, self.native_detail = rest, []
+            self.pending = []
+            return
+        if self.frames and line and not line[0].isspace() and _EXC.match(line):
+            self.native_exc, self.native_detail = line.strip(), []
+        elif self.native_exc and line.strip():
+            self.native_detail.append(line.strip())
+        self.pending.append(line)
+
+    def _add(self, file: str, line: str, func: str, source: str) -> None:
+        self.frames.append(
+            Frame(file=relative(file, self.root), line=int(line), function=func, source=source)
+        )
+
+    def _pending_def(self) -> str:
+        for text in reversed(self.pending):
+            m = _DEF.match(text)
+            if m:
+                return m.group(1)
+        return ""
+
+    def _pending_source(self) -> str:
+        for text in reversed(self.pending):
+            if text.startswith(">"):
+                return text[1:].strip()
+        return ""
+
+
+def parse_traceback(lines: Sequence[str], root: str = "") -> Traceback:
+    """Frames (oldest first) of the final exception in a chain, its type, message and detail."""
+    reader = _Reader(root)
+    for line in lines:
+        reader.feed(line)
+    frames = reader.frames
+    error_type, message = "", ""
+    detail: tuple[str, ...] = ()
+    if reader.e_blocks:
+        error_type, message, detail, extra = _read_e_block(reader.e_blocks[-1], root)
+        frames = frames + extra
+    elif reader.native_exc:
+        detail = tuple(reader.native_detail[:MAX_DETAIL])
+    if not error_type and reader.native_exc:
+        error_type, native_message = split_exception(reader.native_exc)
+        message = message or native_message
+    return Traceback(
+        frames=tuple(frames[-MAX_FRAMES:]),
+        error_type=error_type,
+        message=message[:MAX_MESSAGE],
+        detail=detail,
+        location=reader.location,
+    )
+
+
+def _read_e_block(block: list[str], root: str) -> tuple[str, str, tuple[str, ...], list[Frame]]:
+    """pytest's ``E   `` lines: the exception line, the diff lines, a SyntaxError's location."""
+    extra: list[Frame] = []
+    index = None
+    for i, text in enumerate(block):
+        native = _NATIVE.match(text)
+        if native is not None:
+            source = block[i + 1].strip() if i + 1 < len(block) else ""
+            file = relative(native["file"], root)
+            extra.append(Frame(file=file, line=int(native["line"]), source=source))
+            continue
+        if index is None and _exception_line(text):
+            index = i
+    if index is None:
+        error_type, message = "", block[0].strip() if block else ""
+        rest = block[1:]
+    else:
+        error_type, message = split_exception(block[index])
+        rest = block[index + 1 :] if not extra else []
+    detail = tuple(t.strip() for t in rest if t.strip())[:MAX_DETAIL]
+    if not message and detail:
+        message, detail = detail[0], detail[1:]
+    return error_type, message, detail, extra
+
+
+def _exception_line(text: str) -> bool:
+    m = _EXC.match(text.strip())
+    return m is not None and (m["msg"] is not None or "." in m["type"] or m["type"][-1].isalnum())

@@ -1,0 +1,79 @@
+"""unittest (``python -m unittest``): FAIL/ERROR blocks, "Ran N tests", "OK" / "FAILED (failures=1, errors=1)"."""
+
+from __future__ import annotations
+
+import re
+
+from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
+from greenloop.parsers.pytraceback import parse_traceback
+
+MAX_FAILURES = 500
+
+_BLOCK = re.compile(
+    r"^={50,}\n(?P<cat>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<title>[^\n]+)\n-{50,}\n", re.M
+)
+_END = re.compile(r"^(?:={50,}|-{50,})$", re.MULTILINE)
+# "test_x (pkg.module.Class.test_x)" (3.11+) or "test_x (pkg.module.Class)" (older)
+_TITLE = re.compile(r"^(?P<name>\S+) \((?P<where>[^)]+)\)")
+_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s$", re.MULTILINE)
+_RESULT = re.compile(r"^(?P<status>OK|FAILED)(?: \((?P<parts>[^)\n]*)\))?[ \t]*$", re.MULTILINE)
+_PART = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
+
+
+def parse(inp: ParserInput) -> ParseResult:
+    text = inp.stderr + "\n" + inp.stdout if inp.stdout else inp.stderr
+    failures: list[Failure] = []
+    for m in _BLOCK.finditer(text):
+        if len(failures) >= MAX_FAILURES:
+            break
+        end = _END.search(text, m.end())
+        body = text[m.end() : end.start() if end else len(text)]
+        failures.append(_failure(m["cat"], m["title"], body, inp.root))
+    return ParseResult(tool="unittest", failures=tuple(failures), counts=parse_counts(text))
+
+
+def test_id(title: str) -> str:
+    """``test_x (pkg.mod.Class.test_x)`` -> ``pkg.mod.Class.test_x``; older ``(pkg.mod.Class)`` too."""
+    m = _TITLE.match(title.strip())
+    if m is None:
+        return title.strip()
+    name, where = m["name"], m["where"]
+    return where if where.endswith("." + name) else f"{where}.{name}"
+
+
+def _failure(category: str, title: str, body: str, root: str) -> Failure:
+    tb = parse_traceback(body.split("\n"), root)
+    where = tb.frames[-1] if tb.frames else None
+    error_type = tb.error_type or ("UnexpectedSuccess" if category.startswith("UNEXPECTED") else "")
+    return Failure(
+        kind=Kind.TEST,
+        id=test_id(title),
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=tb.message,
+        frames=tb.frames,
+        detail=tb.detail,
+    )
+
+
+def parse_counts(text: str) -> Counts:
+    ran = list(_RAN.finditer(text))
+    result = list(_RESULT.finditer(text, ran[-1].end())) if ran else []
+    if not ran or not result:
+        return Counts(collected=int(ran[-1].group(1)) if ran else None)
+    values = {key: int(n) for key, n in _PART.findall(result[0]["parts"] or "")}
+    total = int(ran[-1].group(1))
+    failed, errors = values.get("failures", 0), values.get("errors", 0)
+    skipped, xfailed = values.get("skipped", 0), values.get("expected failures", 0)
+    xpassed = values.get("unexpected successes", 0)
+    return Counts(
+        collected=total,
+        passed=max(total - failed - errors - skipped - xfailed - xpassed, 0),
+        failed=failed,
+        errors=errors,
+        skipped=skipped,
+        xfailed=xfailed,
+        xpassed=xpassed,
+        summary_seen=True,
+    )

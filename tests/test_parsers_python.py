@@ -1,0 +1,268 @@
+"""Python-family parsers against real captured outputs (tests/resources/outputs/<tool>/<case>.json)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from greenloop.parsers import PARSERS, ParseResult, ParserInput, parse_output
+from greenloop.parsers import pytest as pytest_parser
+from greenloop.parsers.model import Failure, Kind
+
+OUTPUTS = Path(__file__).parent / "resources" / "outputs"
+TOOLS = ("pytest", "unittest", "mypy", "ruff", "flake8", "pyright", "black")
+OWN_PARSERS = ("pytest", "unittest", "mypy", "ruff", "flake8", "pyright", "black")
+CASES = sorted(p for tool in TOOLS for p in (OUTPUTS / tool).glob("*.json"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def case(tool: str, name: str) -> dict[str, Any]:
+    return load(OUTPUTS / tool / f"{name}.json")
+
+
+def parse_case(data: dict[str, Any]) -> ParseResult:
+    return parse_output(_input(data))
+
+
+def _input(data: dict[str, Any]) -> ParserInput:
+    return ParserInput(
+        argv=tuple(data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        root=data["cwd_placeholder"],
+    )
+
+
+def _names(f: Failure) -> set[str]:
+    return {f.id, f.code, f.file}
+
+
+def _verified(data: dict[str, Any], fact: str) -> Any:
+    unverified = {item.split(":", 1)[0] for item in data.get("facts_unverified", [])}
+    return None if fact in unverified else data["facts"].get(fact)
+
+
+def test_the_corpus_covers_every_python_tool() -> None:
+    assert {p.parent.name for p in CASES} == set(TOOLS)
+    assert len([p for p in CASES if p.parent.name == "pytest"]) >= 20
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_parser_keeps_the_ground_truth_facts_of_a_real_output(path: Path) -> None:
+    data = load(path)
+    result = parse_case(data)
+    errors = result.errors
+    ids = _verified(data, "failing_ids") or []
+    for fid in ids:
+        assert any(fid in _names(f) for f in errors), (fid, [f.id for f in errors])
+    target = [f for f in result.failures if ids and ids[0] in _names(f)] or list(result.failures)
+    error_type = _verified(data, "error_type")
+    if not target:
+        assert not ids
+        assert error_type is None
+        return
+    if error_type:  # the facts name a category loosely ("crashed", "usage"): a substring
+        kinds = [f"{f.error_type} {f.code}".lower() for f in target]
+        assert any(error_type.lower() in k for k in kinds), kinds
+    message = _verified(data, "message")
+    if message:
+        message = message.replace('\\"', '"')  # pyright/json's fact keeps JSON's escaping
+        texts = [" ".join((f.message, *f.detail)) for f in target]
+        assert any(message in t for t in texts), texts
+    frame = _verified(data, "frame")
+    if frame:
+        places = {f"{x.file}:{x.line}" for f in target for x in f.frames}
+        places |= {f"{f.file}:{f.line}" for f in target}
+        assert frame in places, places
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_parser_reports_the_failure_count_and_kills_of_a_real_output(path: Path) -> None:
+    data = load(path)
+    result = parse_case(data)
+    count = _verified(data, "count_failed")
+    killed = _verified(data, "killed")
+    if killed and data["exit_code"] >= 0:
+        assert result.killed
+    elif killed:  # the process itself died: the run must read as incomplete
+        assert result.killed or not result.counts.summary_seen
+    elif killed is False:
+        assert not result.killed
+    if count is None or killed:
+        return
+    distinct = len({f.file for f in result.errors})
+    assert count in (result.counts.failing, len(result.errors), distinct), result.counts
+
+
+def test_pytest_segfault_is_incomplete_and_names_the_killed_test() -> None:
+    result = parse_case(case("pytest", "segfault"))
+    assert not result.counts.summary_seen
+    assert result.killed == ("tests/test_native.py::test_crashes",)
+    crash = next(f for f in result.failures if f.kind is Kind.CRASH)
+    assert crash.error_type == "Segmentation fault"
+    assert crash.frames[-1].function == "test_crashes"  # oldest first: the innermost frame last
+
+
+def test_pytest_xdist_worker_crash_puts_the_test_in_killed() -> None:
+    result = parse_case(case("pytest", "xdist_worker_crash"))
+    assert result.killed == ("tests/test_crash.py::test_killed",)
+    assert result.counts.summary_seen
+    assert result.counts.failed == 1
+
+
+def test_pytest_short_summary_supplies_ids_when_tracebacks_are_off() -> None:
+    result = parse_case(case("pytest", "tb_no"))
+    assert [f.id for f in result.errors] == [
+        "tests/test_mathx.py::test_mean_empty",
+        "tests/test_mathx.py::test_mean_float",
+        "tests/test_mathx.py::test_mean_neg",
+    ]
+    assert result.errors[1].error_type == "AssertionError"
+
+
+def test_pytest_assertion_diff_lands_in_detail() -> None:
+    result = parse_case(case("pytest", "assert_dict_diff"))
+    first = result.errors[0]
+    assert first.message.startswith("assert {'host'")
+    assert "Differing items:" in first.detail
+    assert "{'port': 8080} != {'port': 9090}" in first.detail
+
+
+def test_pytest_fixture_error_at_setup_is_a_test_failure_counted_in_errors() -> None:
+    result = parse_case(case("pytest", "fixture_error"))
+    (failure,) = result.errors
+    assert failure.kind is Kind.TEST
+    assert failure.id == "tests/test_repo.py::test_insert"
+    assert result.counts.errors == 1
+    assert result.counts.failed == 0
+
+
+def test_pytest_collection_error_is_a_build_failure_with_the_module_frame() -> None:
+    result = parse_case(case("pytest", "syntax_error"))
+    (failure,) = result.errors
+    assert failure.kind is Kind.BUILD
+    assert failure.error_type == "SyntaxError"
+    assert (failure.file, failure.line) == ("src/pkg/broken.py", 3)
+
+
+def test_pytest_quiet_summary_line_without_rules_is_seen() -> None:
+    counts = pytest_parser.parse_counts("F.\n1 failed, 1 passed in 0.02s\n")
+    assert counts.summary_seen
+    assert counts.failed == 1
+    assert counts.passed == 1
+
+
+def test_pytest_no_tests_ran_is_a_summary_with_nothing_run() -> None:
+    result = parse_case(case("pytest", "no_tests"))
+    assert result.counts.summary_seen
+    assert result.counts.ran == 0
+    assert not result.errors
+
+
+def test_unittest_ids_are_dotted_paths_with_frames_and_counts() -> None:
+    result = parse_case(case("unittest", "failure_and_error"))
+    assert {f.id for f in result.errors} == {
+        "tests.test_calc.CalcTest.test_add",
+        "tests.test_calc.CalcTest.test_div",
+        "tests.test_calc.CalcTest.test_list",
+    }
+    div = next(f for f in result.errors if f.id.endswith("test_div"))
+    assert div.error_type == "ZeroDivisionError"
+    assert (div.file, div.line) == ("calc.py", 6)
+    assert result.counts.summary_seen
+    assert result.counts.failed == 2
+    assert result.counts.errors == 1
+    assert result.counts.passed == 1
+
+
+def test_mypy_notes_join_the_previous_error_and_syntax_is_a_build_error() -> None:
+    result = parse_case(case("mypy", "errors_with_notes"))
+    arg = next(f for f in result.errors if f.id == "src/app/service.py:13 arg-type")
+    assert arg.kind is Kind.TYPE
+    assert arg.error_type == "error"
+    assert any("invariant" in d for d in arg.detail)
+    assert result.counts.failed == 5
+    assert result.counts.summary_seen
+    syntax = parse_case(case("mypy", "syntax_error")).errors[0]
+    assert syntax.kind is Kind.BUILD
+    assert syntax.code == "syntax"
+
+
+def test_ruff_concise_full_and_json_agree() -> None:
+    def keys(name: str) -> list[tuple[str, int | None, str]]:
+        return sorted((f.file, f.line, f.code) for f in parse_case(case("ruff", name)).errors)
+
+    assert keys("check_concise") == keys("check_full") == keys("check_json")
+    assert len(keys("check_concise")) == 9
+
+
+def test_format_checkers_report_one_format_failure_per_file() -> None:
+    for tool, name in (("ruff", "format_check"), ("ruff", "format_diff"), ("black", "check")):
+        result = parse_case(case(tool, name))
+        assert sorted(f.file for f in result.errors) == ["pkg/a.py", "pkg/c.py"], name
+        assert all(f.kind is Kind.FORMAT for f in result.errors)
+
+
+def test_pyright_text_and_json_find_the_same_rules() -> None:
+    text = parse_case(case("pyright", "errors"))
+    data = parse_case(case("pyright", "json"))
+    assert [(f.file, f.line, f.code) for f in text.errors] == [
+        (f.file, f.line, f.code) for f in data.errors
+    ]
+    assert text.errors[0].detail == ('"str" is not assignable to "int"',)
+
+
+# -- parsers never raise ---------------------------------------------------------------------------
+
+ALL_TEXTS = [load(p)["stdout"] + load(p)["stderr"] for p in CASES]
+
+
+def _run_all(stdout: str, stderr: str = "") -> None:
+    for tool in OWN_PARSERS:
+        result = PARSERS[tool](
+            ParserInput(argv=(tool,), stdout=stdout, stderr=stderr, root="/tmp/x")
+        )
+        assert result.tool == tool
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text())
+def test_parsers_never_raise_on_random_text(text: str) -> None:
+    _run_all(text, text[::-1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary())
+def test_parsers_never_raise_on_random_bytes(raw: bytes) -> None:
+    _run_all(raw.decode("utf-8", errors="replace"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(ALL_TEXTS), st.floats(min_value=0, max_value=1))
+def test_parsers_never_raise_on_truncated_real_output(text: str, cut: float) -> None:
+    _run_all(text[: int(len(text) * cut)])
+    _run_all(text[int(len(text) * cut) :])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([line for t in ALL_TEXTS for line in t.split("\n")]), max_size=80))
+def test_parsers_never_raise_on_shuffled_real_lines(lines: list[str]) -> None:
+    _run_all("\n".join(lines))
+
+
+def test_parsers_finish_fast_on_a_10_mb_single_line() -> None:
+    for line in ("x" * 10_000_000, "E   " + "a: " * 3_000_000, "_ " * 5_000_000):
+        start = time.monotonic()
+        _run_all(line)
+        assert time.monotonic() - start < 10.0

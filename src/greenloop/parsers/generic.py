@@ -1,4 +1,7 @@
-"""Fallback: ``file:line[:col]: message`` diagnostics from any tool, and plain 'N passed, N failed'."""
+"""Fallback: ``file:line[:col]: message`` diagnostics from any tool, and plain 'N passed, N failed'.
+
+Also the small text helpers every text parser shares (ANSI stripping, capped lines, paths).
+"""
 
 from __future__ import annotations
 
@@ -15,11 +18,17 @@ _PLAIN_SUMMARY = re.compile(
     r"^(?:\w+:\s*)?(?P<passed>\d+) passed, (?P<failed>\d+) failed(?:, (?P<skipped>\d+) skipped)?\s*$",
     re.MULTILINE,
 )
+# seed 003: a runner's "[KILLED] suite" line is unresolved coverage, never a pass
+_KILLED = re.compile(r"^\s*\[KILLED\]\s*(?P<name>\S[^\n]{0,200})", re.MULTILINE)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,500}(?:\x07|\x1b\\)")
 MAX_FAILURES = 500
+MAX_LINE = 4000
+"""Lines are cut to this length before matching: a 10 MB line must not cost seconds."""
+MAX_DETAIL = 15
 
 
 def parse(inp: ParserInput) -> ParseResult:
-    text = inp.merged or (inp.stdout + "\n" + inp.stderr)
+    text = text_of(inp)
     failures: list[Failure] = []
     for m in _DIAG.finditer(text):
         if len(failures) >= MAX_FAILURES:
@@ -39,7 +48,10 @@ def parse(inp: ParserInput) -> ParseResult:
                 severity="warning" if sev == "warning" else "error",
             )
         )
-    return ParseResult(tool="generic", failures=tuple(failures), counts=_plain_counts(text))
+    killed = tuple(m["name"].strip() for m in _KILLED.finditer(text))[:MAX_FAILURES]
+    return ParseResult(
+        tool="generic", failures=tuple(failures), counts=_plain_counts(text), killed=killed
+    )
 
 
 def _plain_counts(text: str) -> Counts:
@@ -53,3 +65,43 @@ def _plain_counts(text: str) -> Counts:
         skipped=int(m["skipped"] or 0),
         summary_seen=True,
     )
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def text_of(inp: ParserInput) -> str:
+    """The run's output as one text: the ordered merged view when there is one."""
+    text = inp.merged or (inp.stdout + "\n" + inp.stderr)
+    return strip_ansi(text.replace("\r\n", "\n"))
+
+
+def lines_of(inp: ParserInput) -> list[str]:
+    """Output lines, each capped at ``MAX_LINE`` characters."""
+    return [line[:MAX_LINE] for line in text_of(inp).split("\n")]
+
+
+def relative(path: str, root: str) -> str:
+    """``path`` relative to the repository root when it lies inside it; ``./`` dropped."""
+    path = path.strip()
+    if root:
+        base = root.rstrip("/") + "/"
+        if path.startswith(base):
+            path = path[len(base) :]
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def to_int(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() and len(text) < 10 else None
+
+
+def capped(lines: list[str], limit: int = MAX_DETAIL) -> tuple[str, ...]:
+    """Detail lines without leading/trailing blanks, at most ``limit``."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return tuple(line[:300] for line in lines[:limit])

@@ -1,0 +1,210 @@
+"""go test (text and ``-json``), go build and go vet."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
+from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+
+_RUN = re.compile(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(?P<name>\S+)")
+_RESULT = re.compile(r"^\s*--- (?P<what>FAIL|PASS|SKIP): (?P<name>\S+) \(")
+_MESSAGE = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): ?(?P<msg>.*)$")
+_PACKAGE = re.compile(r"^(?P<st>ok|FAIL|\?)\s+(?P<pkg>[\w./~-]+)(?:\s+|$)")
+_DIAG = re.compile(r"^(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>\S.*)$")
+_FUNC = re.compile(r"^(?P<fn>[\w./*()\[\]{}-]+)\(.*\)$")
+_LOC = re.compile(r"^\t(?P<file>\S+\.(?:go|s)):(?P<line>\d+)")
+_SIGNAL = re.compile(r"^(?:signal: (?P<sig>\w[\w ]*)|\*\*\* Test killed(?P<why>.*))$")
+
+
+@dataclass
+class _Test:
+    name: str
+    lines: list[tuple[str, int | None, str]] = field(default_factory=list)
+    detail: list[str] = field(default_factory=list)
+    panic: str = ""
+    frames: list[Frame] = field(default_factory=list)
+    package: str = ""
+
+
+@dataclass
+class _State:
+    root: str
+    diag_kind: Kind
+    tests: dict[str, _Test] = field(default_factory=dict)
+    diagnostics: list[Failure] = field(default_factory=list)
+    killed: list[str] = field(default_factory=list)
+    passed: int = 0
+    skipped: int = 0
+    packages: int = 0
+    running: str = ""
+    current: str = ""
+
+
+def parse(inp: ParserInput) -> ParseResult:
+    state = _State(root=inp.root, diag_kind=Kind.LINT if "vet" in inp.argv else Kind.BUILD)
+    text_lines, packages = _split_json(lines_of(inp))
+    for package, lines in packages.items():
+        _scan(state, lines, package)
+    _scan(state, text_lines, "")
+    failures = [_failure(t, state.root) for t in state.tests.values()] + state.diagnostics
+    counts = Counts()
+    if state.packages:
+        counts = Counts(
+            passed=state.passed,
+            failed=len(state.tests),
+            skipped=state.skipped,
+            summary_seen=not state.killed,
+        )
+    return ParseResult(
+        tool="go",
+        failures=tuple(failures[:MAX_FAILURES]),
+        counts=counts,
+        killed=tuple(state.killed),
+    )
+
+
+def _split_json(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """``go test -json`` events -> each package's own output text; other lines stay text."""
+    text: list[str] = []
+    packages: dict[str, list[str]] = {}
+    for line in lines:
+        event = _event(line) if line.startswith("{") else None
+        if event is None:
+            text.append(line)
+            continue
+        output = event.get("Output")
+        if isinstance(output, str):
+            pkg = str(event.get("Package") or "")
+            packages.setdefault(pkg, []).extend(output.rstrip("\n").split("\n"))
+    return text, packages
+
+
+def _event(line: str) -> dict[str, object] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and "Action" in value else None
+
+
+def _scan(state: _State, lines: list[str], package: str) -> None:
+    pending: list[_Test] = []
+    diag_pkg = ""
+    panic_test: _Test | None = None
+    for line in lines:
+        if panic_test is not None and _panic_line(panic_test, line, state.root):
+            continue
+        panic_test = None
+        if line.startswith("=== "):
+            r = _RUN.match(line)
+            state.running = r["name"] if r else state.running
+            state.current = ""
+        elif "--- " in line and (m := _RESULT.match(line)):
+            _result(state, m["what"], m["name"], package, pending)
+        elif line.startswith("panic: "):
+            panic_test = _panic_start(state, line, package, pending)
+        elif line[:1] in (" ", "\t") and (msg := _MESSAGE.match(line)):
+            _message(state, msg)
+        elif line.startswith("# "):
+            diag_pkg = line[2:].split(" ")[0]
+        elif (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok"):
+            state.packages += 1
+            for test in pending:
+                test.package = test.package or p["pkg"]
+            pending = []
+        elif (d := _DIAG.match(line)) is not None:
+            state.diagnostics.append(_diagnostic(state, d, diag_pkg))
+        elif (s := _SIGNAL.match(line)) is not None:
+            state.killed.append(f"{package or diag_pkg or 'test binary'} ({s['sig'] or 'killed'})")
+        elif state.current and line.startswith("        ") and state.current in state.tests:
+            state.tests[state.current].detail.append(line.strip())
+
+
+def _result(state: _State, what: str, name: str, package: str, pending: list[_Test]) -> None:
+    state.current = ""
+    if what == "PASS":
+        state.passed += 1
+    elif what == "SKIP":
+        state.skipped += 1
+    else:
+        test = state.tests.setdefault(name, _Test(name=name, package=package))
+        pending.append(test)
+        state.current = name
+
+
+def _message(state: _State, msg: re.Match[str]) -> None:
+    name = state.current or state.running
+    if not name:
+        return
+    test = state.tests.setdefault(name, _Test(name=name))
+    if len(test.lines) < 30:
+        test.lines.append((msg["file"], to_int(msg["line"]), msg["msg"].strip()))
+
+
+def _panic_start(state: _State, line: str, package: str, pending: list[_Test]) -> _Test:
+    name = state.current or state.running or "panic"
+    test = state.tests.setdefault(name, _Test(name=name, package=package))
+    if test not in pending:
+        pending.append(test)
+    if not test.panic:
+        test.panic = line[len("panic: ") :].removesuffix(" [recovered]").strip()
+    return test
+
+
+def _panic_line(test: _Test, line: str, root: str) -> bool:
+    """Lines of a panic's goroutine dump; False ends it."""
+    if line.startswith(("\tpanic: ", "goroutine ", "created by ")) or not line.strip():
+        return True
+    loc = _LOC.match(line)
+    if loc:
+        function = test.detail.pop() if test.detail and test.detail[-1].startswith("fn:") else ""
+        frame = Frame(
+            file=relative(loc["file"], root), line=to_int(loc["line"]), function=function[3:]
+        )
+        test.frames.append(frame)
+        return True
+    if _FUNC.match(line):
+        test.detail.append("fn:" + line.rsplit("(", 1)[0])
+        return True
+    return False
+
+
+def _diagnostic(state: _State, d: re.Match[str], package: str) -> Failure:
+    file = relative(d["file"], state.root)
+    col = f":{d['col']}" if d["col"] else ""
+    return Failure(
+        kind=state.diag_kind,
+        id=f"{file}:{d['line']}{col}",
+        file=file,
+        line=to_int(d["line"]),
+        column=to_int(d["col"]),
+        error_type="vet" if state.diag_kind is Kind.LINT else "compile error",
+        message=d["msg"].strip(),
+        detail=(f"package {package}",) if package else (),
+    )
+
+
+def _failure(test: _Test, root: str) -> Failure:
+    first = test.lines[0] if test.lines else ("", None, "")
+    frames = tuple(reversed(test.frames[:40]))  # goroutine dumps list the innermost call first
+    if not frames and first[0]:
+        frames = (Frame(file=relative(first[0], root), line=first[1]),)
+    if not first[0] and frames:  # a panic: the innermost frame inside the repository
+        inner = next((f for f in reversed(frames) if not f.file.startswith("/")), frames[-1])
+        first = (inner.file, inner.line, "")
+    detail = [f"{f}:{n}: {m}" for f, n, m in test.lines[1:]] + [
+        d for d in test.detail if not d.startswith("fn:")
+    ]
+    return Failure(
+        kind=Kind.TEST,
+        id=f"{test.package}.{test.name}" if test.package else test.name,
+        file=first[0] if test.panic else relative(first[0], root),
+        line=first[1],
+        error_type="panic" if test.panic else "",
+        message=test.panic or first[2],
+        frames=frames,
+        detail=capped(detail),
+    )

@@ -1,0 +1,218 @@
+"""JavaScript / TypeScript: tsc, eslint, prettier --check, and the test runners (js_tests, node_test)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from greenloop.parsers import js_tests, node_test
+from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
+from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
+
+_TSC_PLAIN = re.compile(
+    r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$"
+)
+_TSC_PRETTY = re.compile(
+    r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$"
+)
+_TSC_FOUND = re.compile(r"^Found (?P<n>\d+) errors?\b")
+_ESLINT_ROW = re.compile(
+    r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<rest>\S.*)$"
+)
+_ESLINT_SUMMARY = re.compile(
+    r"^✖ \d+ problems? \((?P<errors>\d+) errors?, (?P<warnings>\d+) warnings?\)"
+)
+_RULE = re.compile(r"^@?[\w-]+(?:/[\w-]+)*$")
+_PRETTIER_WARN = re.compile(r"^\[warn\] (?P<file>\S.*)$")
+_PRETTIER_ERROR = re.compile(
+    r"^\[error\] (?P<file>[^:\s]+): (?P<type>\w+): (?P<msg>.*?)(?: \((?P<line>\d+):(?P<col>\d+)\))?$"
+)
+
+
+def parse(inp: ParserInput) -> ParseResult:
+    lines = lines_of(inp)
+    text = "\n".join(lines)
+    failures: list[Failure] = []
+    counts: list[Counts] = []
+    killed: list[str] = []
+    if " TS" in text:
+        found, c = _tsc(lines, inp.root)
+        failures += found
+        counts.append(c)
+    if '"filePath"' in text or "problem" in text:
+        found, c = _eslint(lines, inp.root)
+        failures += found
+        counts.append(c)
+    if "[warn] " in text or "[error] " in text:
+        failures += _prettier(lines)
+    if "  ● " in text or "Tests:" in text:
+        found, c, k = js_tests.parse_jest(lines, inp.root)
+        failures, killed = failures + found, killed + k
+        counts.append(c)
+    if " FAIL  " in text or " Tests " in text:
+        found, c = js_tests.parse_vitest(lines, inp.root)
+        failures += found
+        counts.append(c)
+    failures, killed, c = _node(text, lines, inp.root, failures, killed)
+    counts.append(c)
+    seen = [c for c in counts if c.summary_seen]
+    return ParseResult(
+        tool="js",
+        failures=tuple(failures[:MAX_FAILURES]),
+        counts=seen[-1] if seen else Counts(),
+        killed=tuple(killed),
+    )
+
+
+def _node(
+    text: str, lines: list[str], root: str, failures: list[Failure], killed: list[str]
+) -> tuple[list[Failure], list[str], Counts]:
+    if "not ok " in text:
+        found, k = node_test.parse_tap(lines, root)
+        failures, killed = failures + found, killed + k
+    elif "\u2139 tests " in text or "✖ failing tests:" in text:
+        found, k = node_test.parse_spec(lines, root)
+        failures, killed = failures + found, killed + k
+    if "# tests " in text or "\u2139 tests " in text:
+        return failures, killed, node_test.node_counts(lines)
+    return failures, killed, Counts()
+
+
+def _tsc(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
+    failures: list[Failure] = []
+    errors = None
+    for i, line in enumerate(lines):
+        if " TS" not in line:
+            f = _TSC_FOUND.match(line) if line.startswith("Found ") else None
+            errors = int(f["n"]) if f else errors
+            continue
+        m = _TSC_PLAIN.match(line) or _TSC_PRETTY.match(line)
+        if m and len(failures) < MAX_FAILURES:
+            failures.append(_tsc_failure(m, _tsc_detail(lines, i + 1), root))
+    counts = Counts(errors=errors, summary_seen=True) if errors is not None else Counts()
+    return failures, counts
+
+
+def _tsc_detail(lines: list[str], start: int) -> list[str]:
+    detail: list[str] = []
+    for line in lines[start : start + 40]:
+        if line and not line[0].isspace() and not line[0].isdigit():
+            break  # the next diagnostic or the summary
+        if line.strip() and not set(line.strip()) <= set("~^ "):
+            detail.append(line.rstrip())
+    return detail
+
+
+def _tsc_failure(m: re.Match[str], detail: list[str], root: str) -> Failure:
+    file = relative(m["file"], root)
+    return Failure(
+        kind=Kind.TYPE,
+        id=f"{file}:{m['line']}:{m['col']} {m['code']}",
+        file=file,
+        line=to_int(m["line"]),
+        column=to_int(m["col"]),
+        code=m["code"],
+        error_type=m["sev"],
+        message=m["msg"].strip(),
+        detail=capped(detail),
+        severity=m["sev"],
+    )
+
+
+def _eslint(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
+    json_line = next((line for line in lines if line.startswith('[{"filePath"')), None)
+    if json_line is not None:
+        return _eslint_json(json_line, root), Counts()
+    failures: list[Failure] = []
+    file = ""
+    counts = Counts()
+    for line in lines:
+        if line and not line[0].isspace():
+            s = _ESLINT_SUMMARY.match(line)
+            if s:
+                counts = Counts(
+                    errors=int(s["errors"]), warnings=int(s["warnings"]), summary_seen=True
+                )
+            file = relative(line.strip(), root) if not s and ("/" in line or "." in line) else file
+            continue
+        m = _ESLINT_ROW.match(line)
+        if m and file and len(failures) < MAX_FAILURES:
+            parts = re.split(r"\s{2,}", m["rest"].strip())
+            rule = parts[-1] if len(parts) > 1 and _RULE.match(parts[-1]) else ""
+            message = " ".join(parts[:-1] if rule else parts)
+            failures.append(_lint(file, m["line"], m["col"], m["sev"], rule, message))
+    return failures, counts
+
+
+def _eslint_json(line: str, root: str) -> list[Failure]:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return []
+    failures: list[Failure] = []
+    for entry in data if isinstance(data, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        file = relative(str(entry.get("filePath", "")), root)
+        for msg in entry.get("messages") or []:
+            if isinstance(msg, dict) and len(failures) < MAX_FAILURES:
+                sev = "error" if msg.get("severity") == 2 or msg.get("fatal") else "warning"
+                failures.append(
+                    _lint(
+                        file,
+                        str(msg.get("line", "")),
+                        str(msg.get("column", "")),
+                        sev,
+                        str(msg.get("ruleId") or ""),
+                        str(msg.get("message", "")),
+                    )
+                )
+    return failures
+
+
+def _lint(file: str, line: str, col: str, sev: str, rule: str, message: str) -> Failure:
+    return Failure(
+        kind=Kind.LINT,
+        id=f"{file}:{line}:{col} {rule}".strip(),
+        file=file,
+        line=to_int(line),
+        column=to_int(col),
+        code=rule,
+        error_type=sev,
+        message=message.strip(),
+        severity=sev,
+    )
+
+
+def _prettier(lines: list[str]) -> list[Failure]:
+    summary = next((line[7:] for line in lines if line.startswith("[warn] Code style issues")), "")
+    failures: list[Failure] = []
+    for line in lines:
+        if line.startswith("[warn] ") and not line.startswith("[warn] Code style issues"):
+            m = _PRETTIER_WARN.match(line)
+            if m and len(failures) < MAX_FAILURES:
+                failures.append(_format_issue(m["file"].strip(), summary))
+        elif line.startswith("[error] ") and (e := _PRETTIER_ERROR.match(line)):
+            failures.append(
+                Failure(
+                    kind=Kind.FORMAT,
+                    id=e["file"],
+                    file=e["file"],
+                    line=to_int(e["line"]),
+                    column=to_int(e["col"]),
+                    error_type=e["type"],
+                    message=e["msg"],
+                )
+            )
+    return failures
+
+
+def _format_issue(file: str, summary: str) -> Failure:
+    return Failure(
+        kind=Kind.FORMAT,
+        id=file,
+        file=file,
+        error_type="Code style issues",
+        message=summary or "Code style issues found",
+        detail=capped(["run `prettier --write` on this file"]),
+    )

@@ -1,0 +1,178 @@
+"""JavaScript test runners: jest, vitest and node:test (TAP and spec reporters)."""
+
+from __future__ import annotations
+
+import re
+
+from greenloop.parsers.generic import MAX_FAILURES, capped, relative, to_int
+from greenloop.parsers.model import Counts, Failure, Frame, Kind
+
+_ERROR = re.compile(r"^(?P<type>[\w.$]*(?:Error|Exception)|Error)(?: \[[\w.]+\])?: (?P<msg>.*)$")
+_MATCHER = re.compile(r"^expect\(.*?\)\.(?:not\.|resolves\.|rejects\.)*(?P<m>\w+)\(")
+
+
+def split_error(line: str) -> tuple[str, str]:
+    """``TypeError: x`` -> (TypeError, x); ``expect(received).toEqual(expected)`` -> (toEqual, …)."""
+    line = line.strip()
+    m = _MATCHER.match(line)
+    if m:
+        return m["m"], line.split(" // ", 1)[0]
+    e = _ERROR.match(line)
+    if e:
+        return e["type"], e["msg"].strip()
+    return "", line
+
+
+def js_frames(lines: list[str], root: str) -> tuple[Frame, ...]:
+    """``at fn (file:line:col)`` / ``\u276f fn file:line:col`` lines, outermost call first."""
+    frames = [f for line in lines if (f := _frame(line, root)) is not None]
+    return tuple(reversed(frames[:30]))  # JS prints the innermost call first
+
+
+def _frame(line: str, root: str) -> Frame | None:
+    s = line.strip()
+    if not s.startswith(("at ", "\u276f ")):
+        return None
+    s = s[2:].strip()
+    if s.endswith(")") and " (" in s:
+        fn, loc = s[:-1].rsplit(" (", 1)
+    else:
+        fn, _, loc = s.rpartition(" ")
+    parts = loc.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    fn = fn.removeprefix("async ").strip()
+    return Frame(file=relative(parts[0], root), line=to_int(parts[1]), function=fn)
+
+
+def project_frame(frames: tuple[Frame, ...]) -> Frame | None:
+    """The innermost frame in the repository (not node internals, not node_modules)."""
+    for frame in reversed(frames):
+        if not frame.file.startswith(("/", "node:")) and "node_modules" not in frame.file:
+            return frame
+    return None
+
+
+def _test_failure(id_: str, body: list[str], root: str, *, default_type: str = "") -> Failure:
+    frames = js_frames(body, root)
+    text = [b for b in body if b.strip() and not _is_frame(b)]
+    error_type, message = split_error(text[0]) if text else ("", "")
+    where = project_frame(frames)
+    return Failure(
+        kind=Kind.TEST,
+        id=id_,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type or default_type,
+        message=message,
+        frames=frames,
+        detail=capped([b.rstrip() for b in text[1:]]),
+    )
+
+
+def _is_frame(line: str) -> bool:
+    return _frame(line, "") is not None
+
+
+# ---- jest ------------------------------------------------------------------------------------
+_JEST_HEAD = re.compile(r"^  ● (?P<name>\S.*)$")
+_JEST_FILE = re.compile(r"^(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
+_JEST_TESTS = re.compile(r"^Tests:\s+(?P<body>.*\d+ total)")
+_JEST_KILLED = re.compile(
+    r"(?P<what>A jest worker process \(pid=\d+\) was terminated by another process: signal=(?P<sig>\w+)"
+    r"|A worker process has failed to exit gracefully|Call retries were exceeded)"
+)
+
+
+def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list[str]]:
+    failures: list[Failure] = []
+    killed: list[str] = []
+    suite = ""
+    i = 0
+    while i < len(lines) and len(failures) < MAX_FAILURES:
+        line = lines[i]
+        if (f := _JEST_FILE.match(line)) is not None:
+            suite = f["file"]
+        if (k := _JEST_KILLED.search(line)) is not None:
+            killed.append(f"{suite or 'jest worker'} ({k['sig'] or k['what']})")
+        head = _JEST_HEAD.match(line)
+        if not head:
+            i += 1
+            continue
+        end = _jest_block_end(lines, i + 1)
+        name = head["name"].strip()
+        if name == "Test suite failed to run":
+            name = suite or name
+        failures.append(_test_failure(name, lines[i + 1 : end], root))
+        i = end
+    return failures, _jest_counts(lines, killed), killed
+
+
+def _jest_block_end(lines: list[str], start: int) -> int:
+    for j in range(start, min(len(lines), start + 400)):
+        s = lines[j]
+        if s.startswith(("  ● ", "Test Suites:", "Tests:", "FAIL ", "PASS ")):
+            return j
+    return min(len(lines), start + 400)
+
+
+def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
+    m = next((m for line in reversed(lines) if (m := _JEST_TESTS.match(line))), None)
+    if m is None:
+        return Counts()
+    values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    return Counts(
+        collected=values.get("total"),
+        passed=values.get("passed", 0),
+        failed=values.get("failed", 0),
+        skipped=values.get("skipped", 0) + values.get("todo", 0),
+        summary_seen=not killed,
+    )
+
+
+# ---- vitest ----------------------------------------------------------------------------------
+_VITEST_HEAD = re.compile(r"^ FAIL  (?P<name>\S.*?)\s*$")
+_VITEST_TESTS = re.compile(r"^\s+Tests\s+(?P<body>.*\(\d+\))\s*$")
+
+
+def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
+    failures: list[Failure] = []
+    i = 0
+    while i < len(lines) and len(failures) < MAX_FAILURES:
+        head = _VITEST_HEAD.match(lines[i]) if lines[i].startswith(" FAIL  ") else None
+        if not head:
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and end - i < 400 and not _vitest_stop(lines[end]):
+            end += 1
+        body = [b for b in lines[i + 1 : end] if not re.match(r"^\s+\d+\|", b) and b.strip() != "|"]
+        failures.append(_test_failure(head["name"], body, root))
+        i = end
+    return failures, _vitest_counts(lines)
+
+
+def _vitest_stop(line: str) -> bool:
+    return line.startswith((" FAIL  ", "⎯⎯")) or "⎯⎯⎯" in line
+
+
+def _vitest_counts(lines: list[str]) -> Counts:
+    m = next(
+        (
+            m
+            for line in lines
+            if line.lstrip().startswith("Tests ") and (m := _VITEST_TESTS.match(line))
+        ),
+        None,
+    )
+    if m is None:
+        return Counts()
+    values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    total = re.search(r"\((\d+)\)", m["body"])
+    return Counts(
+        collected=int(total.group(1)) if total else None,
+        passed=values.get("passed", 0),
+        failed=values.get("failed", 0),
+        skipped=values.get("skipped", 0) + values.get("todo", 0),
+        summary_seen=True,
+    )

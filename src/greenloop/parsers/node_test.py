@@ -1,0 +1,152 @@
+"""node --test: the TAP reporter (default when piped) and the spec reporter."""
+
+from __future__ import annotations
+
+import re
+
+from greenloop.parsers.generic import MAX_FAILURES, capped, relative
+from greenloop.parsers.js_tests import js_frames, project_frame, split_error
+from greenloop.parsers.model import Counts, Failure, Frame, Kind
+
+_SUBTEST = re.compile(r"^(?P<indent> *)# Subtest: (?P<name>.*)$")
+_NOT_OK = re.compile(r"^(?P<indent> *)not ok \d+ - (?P<name>.*?)(?: # (?:SKIP|TODO)\b.*)?$")
+_KEY = re.compile(r"^(?P<indent> *)(?P<key>\w+):(?: (?P<value>.*))?$")
+_COUNT = re.compile(r"^(?:# |\u2139 )(?P<key>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)$")
+_SPEC_FAIL = re.compile(r"^(?P<indent> *)✖ (?P<name>.+?)(?: \([\d.]+m?s\))?$")
+_SCRIPT = re.compile(r"(?:^/|\.[cm]?[jt]sx?$)")
+_NO_SIGNAL = {"", "~", "null"}
+
+
+def parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
+    failures: list[Failure] = []
+    killed: list[str] = []
+    parents: list[tuple[int, str]] = []
+    for i, line in enumerate(lines):
+        if "# Subtest: " in line and (s := _SUBTEST.match(line)):
+            depth = len(s["indent"])
+            parents = [p for p in parents if p[0] < depth] + [(depth, s["name"].strip())]
+            continue
+        m = _NOT_OK.match(line) if "not ok " in line else None
+        if not m or len(failures) >= MAX_FAILURES:
+            continue
+        depth = len(m["indent"])
+        name = " > ".join([p[1] for p in parents if p[0] < depth] + [m["name"].strip()])
+        fields = _yaml_block(lines, i + 1, depth + 2)
+        if _unquote(fields.get("failureType", "")) == "subtestsFailed":
+            continue
+        signal = _unquote(fields.get("signal", ""))
+        if signal not in _NO_SIGNAL:
+            killed.append(f"{name} ({signal})")
+        failures.append(_tap_failure(name, fields, signal, root))
+    return failures, killed
+
+
+def _yaml_block(lines: list[str], start: int, indent: int) -> dict[str, str]:
+    """The flat keys of a TAP YAML diagnostic block; block scalars joined with newlines."""
+    if start >= len(lines) or lines[start].strip() != "---":
+        return {}
+    fields: dict[str, str] = {}
+    key = ""
+    for line in lines[start + 1 : start + 300]:
+        if line.strip() == "...":
+            break
+        m = _KEY.match(line)
+        if m and len(m["indent"]) == indent:
+            key = m["key"]
+            value = m["value"] or ""
+            fields[key] = "" if value in ("|-", "|", ">-", ">") else value
+        elif key:
+            fields[key] = (fields[key] + "\n" + line[indent + 2 :]).lstrip("\n")
+    return fields
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _tap_failure(name: str, fields: dict[str, str], signal: str, root: str) -> Failure:
+    error = [_unquote(e) for e in fields.get("error", "").split("\n")]
+    frames = js_frames(["at " + s.strip() for s in fields.get("stack", "").split("\n")], root)
+    where = project_frame(frames) or _location(fields.get("location", ""), root)
+    error_type = _unquote(fields.get("name", "")) or ("Error" if error[0] else "")
+    return Failure(
+        kind=Kind.CRASH if signal not in _NO_SIGNAL else Kind.TEST,
+        id=name,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=signal if signal not in _NO_SIGNAL else error_type,
+        message=error[0].rstrip(":").strip() if error else "",
+        frames=frames,
+        detail=capped([e for e in error[1:] if e.strip()]),
+    )
+
+
+def _location(value: str, root: str) -> Frame | None:
+    frames = js_frames(["at " + _unquote(value)], root)
+    return frames[0] if frames else None
+
+
+def parse_spec(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
+    failures: list[Failure] = []
+    killed: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith("✖ failing tests:"):
+            break  # the reporter repeats every failure below this line
+        m = _SPEC_FAIL.match(line) if "✖ " in line else None
+        if not m or len(failures) >= MAX_FAILURES:
+            continue
+        body = _indented_body(lines, i + 1, len(m["indent"]))
+        if not body:
+            continue  # a suite whose children failed
+        name = m["name"].strip()
+        failure = _spec_failure(name, body, root)
+        if _SCRIPT.search(name) and failure.message.strip("'\"") == "test failed":
+            killed.append(f"{relative(name, root)} (test file did not finish)")
+        failures.append(failure)
+    return failures, killed
+
+
+def _indented_body(lines: list[str], start: int, indent: int) -> list[str]:
+    body: list[str] = []
+    for line in lines[start : start + 300]:
+        if line.strip() and len(line) - len(line.lstrip(" ")) <= indent:
+            break
+        body.append(line)
+    return [b for b in body if b.strip()]
+
+
+def _spec_failure(name: str, body: list[str], root: str) -> Failure:
+    frames = js_frames([b.rstrip(" {") for b in body], root)
+    text = [b for b in body if not b.lstrip().startswith("at ")]
+    error_type, message = split_error(_unquote(text[0])) if text else ("", "")
+    where = project_frame(frames)
+    return Failure(
+        kind=Kind.TEST,
+        id=name,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message.rstrip(":").strip(),
+        frames=frames,
+        detail=capped([t.strip() for t in text[1:]]),
+    )
+
+
+def node_counts(lines: list[str]) -> Counts:
+    values: dict[str, int] = {}
+    for line in lines:
+        m = _COUNT.match(line) if line[:2] in ("# ", "\u2139 ") else None
+        if m:
+            values[m["key"]] = int(m["n"])
+    if "tests" not in values:
+        return Counts()
+    return Counts(
+        collected=values["tests"],
+        passed=values.get("pass", 0),
+        failed=values.get("fail", 0),
+        skipped=values.get("skipped", 0) + values.get("todo", 0),
+        summary_seen=values.get("cancelled", 0) == 0,
+    )

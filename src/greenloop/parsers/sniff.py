@@ -1,0 +1,81 @@
+"""Pick parsers from the output itself when the command names no tool (``npm test``, ``make``)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from greenloop.parsers.model import ParseResult, ParserInput
+
+# Commands that run something else: the output, not the command, says which tool ran.
+WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "tox", "nox"}
+_PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
+# (family, cheap substring markers): any marker present selects the family
+MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("cargo", ("test result: ", "\nerror[E", "process didn't exit successfully")),
+    (
+        "js",
+        (
+            "\nTests:  ",
+            "Test Suites: ",
+            "\n# tests ",
+            "\u2139 tests ",
+            " Test Files ",
+            ": error TS",
+            " - error TS",
+            " problems (",
+            "[warn] Code style issues",
+        ),
+    ),
+    ("go", ("--- FAIL: ", "\nok  \t", "\nFAIL\t", "\npanic: ")),
+    ("ruby", (" examples, ", " example, ", " assertions, ")),
+    (
+        "native",
+        (
+            "Test project ",
+            "tests passed, ",
+            "\nThere was 1 ",
+            "\nThere were ",
+            "Tests run: ",
+            "tests completed, ",
+            "make: *** ",
+            "make[1]: *** ",
+            ": error: ",
+            ": warning: ",
+        ),
+    ),
+    ("unittest", ("\nRan ",)),
+    ("mypy", ("\nFound ",)),
+)
+
+
+def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
+    """Families recognised in the output, when the command itself names none but wrappers."""
+    if named and not (named == ["native"] and _wrapped(inp.argv)):
+        return []
+    text = "\n" + (inp.merged or inp.stdout + "\n" + inp.stderr)
+    found = [family for family, markers in MARKERS if any(m in text for m in markers)]
+    if "\n=" in text and _PYTEST_SUMMARY.search(text[-20000:]):
+        found.insert(0, "pytest")
+    if "unittest" in found and "pytest" in found:
+        found.remove("unittest")
+    if "[KILLED]" in text:
+        found.append("generic")  # seed 003: the runner's own KILLED lines
+    return found
+
+
+def _wrapped(argv: tuple[str, ...]) -> bool:
+    return any(os.path.basename(word) in WRAPPERS for arg in argv for word in arg.split())
+
+
+def has_junit(inp: ParserInput) -> bool:
+    return any(name.lower().endswith(".xml") for name, _ in inp.artifacts)
+
+
+def drop_redundant_junit(results: list[ParseResult]) -> list[ParseResult]:
+    """JUnit XML restates what a text parser already found: keep it only when the text said little."""
+    others = [r for r in results if r.tool != "junit"]
+    if len(others) == len(results):
+        return results
+    said = any(r.counts.summary_seen or any(f.kind == "test" for f in r.failures) for r in others)
+    return others if said else results

@@ -19,8 +19,6 @@ from greenloop.errors import FatalError
 from greenloop.process import run_command
 from greenloop.replay import ReplayServer, Reply, Response, ToolCall
 
-pytest.importorskip("openai", reason="the built-in agent needs the [llm] extra (in dev)")
-
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 OPS = "def mul(a, b):\n    return a + b\n"
 TESTS = (

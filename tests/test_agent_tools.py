@@ -8,6 +8,7 @@ import pytest
 from greenloop.agents.textedit import apply_block, done_summary, parse_blocks
 from greenloop.agents.tools import (
     MAX_HITS,
+    MAX_LIST_ENTRIES,
     ToolError,
     call_tool,
     excerpt,
@@ -101,6 +102,15 @@ def test_list_files_skips_git_dependencies_and_virtualenvs(repo: Path) -> None:
     assert ok
     assert text.splitlines() == ["src/calc.py", "src/dup.py"]
     assert call(repo, "list_files", pattern="calc*")[1] == "src/calc.py"
+
+
+def test_list_files_caps_the_listing_and_says_how_many_more(repo: Path) -> None:
+    (repo / "gen").mkdir()
+    for n in range(400):
+        (repo / "gen" / f"f{n:03}.txt").write_text("")
+    lines = call(repo, "list_files", path="gen")[1].splitlines()
+    assert len(lines) == MAX_LIST_ENTRIES + 1
+    assert lines[-1] == "… and 100 more (narrow with path or pattern)"
 
 
 def test_search_finds_regex_and_falls_back_to_literal_for_invalid_regex(repo: Path) -> None:

@@ -123,9 +123,13 @@ def list_files(root: Path, path: str = ".", pattern: str | None = None) -> str:
         total += 1
         if len(found) < MAX_LIST_ENTRIES:
             found.append(rel)
+        elif total > 10 * MAX_LIST_ENTRIES:  # a huge tree: stop counting
+            break
     more = total - len(found)
-    tail = [f"… and {more} more (narrow with path or pattern)"] if more else []
-    return "\n".join(found + tail) or "[no files]"
+    if not more:
+        return "\n".join(found) or "[no files]"
+    count = f"over {more - 1}" if total > 10 * MAX_LIST_ENTRIES else str(more)
+    return "\n".join([*found, f"… and {count} more (narrow with path or pattern)"])
 
 
 def _matcher(pattern: str) -> re.Pattern[str]:

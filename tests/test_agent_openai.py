@@ -334,6 +334,27 @@ def test_endpoint_rejecting_tools_switches_to_search_replace(repo: Path) -> None
     assert "using SEARCH/REPLACE" in outcome.output
 
 
+def test_finish_with_an_empty_summary_still_ends_the_iteration(repo: Path) -> None:
+    script = [Reply.call("finish", summary=""), Reply.call("write_file", path="x", content="")]
+    with ReplayServer(script) as server:
+        outcome = make_agent(server).run(request(repo, DIGEST_1))
+        assert len(server.requests) == 1
+    assert outcome.ok
+    assert outcome.summary == ""
+
+
+def test_a_tools_error_after_tools_worked_is_not_mistaken_for_missing_support(
+    repo: Path,
+) -> None:
+    bad = Reply(status=400, body='{"error": {"message": "tool_call_id not found"}}')
+    script = [Reply.call("list_files"), bad]
+    with ReplayServer(script) as server:
+        outcome = make_agent(server).run(request(repo, DIGEST_1))
+        assert "tools" in server.requests[-1]
+    assert not outcome.ok
+    assert outcome.error == "model API error: HTTP 400: tool_call_id not found"
+
+
 def test_tool_turn_limit_stops_the_iteration_without_failing_when_files_changed(
     repo: Path,
 ) -> None:

@@ -90,6 +90,7 @@ class _Iteration:
     log: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)
     summary: str = ""
+    finished: bool = False
     last_text: str = ""
     limit_hit: bool = False
 
@@ -98,7 +99,7 @@ class _Iteration:
         if result.edited and result.edited not in self.edited:
             self.edited.append(result.edited)
         if result.finished is not None:
-            self.summary = result.finished
+            self.summary, self.finished = result.finished, True
 
 
 def _import_openai() -> Any:
@@ -226,7 +227,7 @@ class OpenAIAgent:
                 self.messages.append(
                     {"role": "tool", "tool_call_id": call["id"], "content": answer}
                 )
-            if it.limit_hit or it.summary:
+            if it.limit_hit or it.finished:
                 return
 
     def _answer(self, repo: Path, call: Message, it: _Iteration) -> str:
@@ -252,7 +253,7 @@ class OpenAIAgent:
             failed = [r.text for r in results if not r.ok]
             if not failed:
                 return
-            feedback = "These edits failed; nothing else was changed for them:\n"
+            feedback = "These SEARCH/REPLACE blocks failed (any others were applied):\n"
             self.messages.append({"role": "user", "content": feedback + "\n".join(failed)})
         it.limit_hit = True
 
@@ -295,7 +296,7 @@ class OpenAIAgent:
                     **extra,
                 )
             except self._openai.APIStatusError as exc:
-                if exc.status_code == 400 and extra and "tool" in _detail(exc).lower():
+                if exc.status_code == 400 and extra and self._may_lack_tools(exc):
                     raise _ToolsRejected from None
                 failure = f"HTTP {exc.status_code}: {_detail(exc)}"
                 if exc.status_code != 429 and exc.status_code < 500:
@@ -310,6 +311,11 @@ class OpenAIAgent:
             it.log.append(f"retrying in {delay:.2f}s after {failure}")
             self._sleep(delay)
             waited += delay
+
+    def _may_lack_tools(self, exc: Any) -> bool:
+        """A 400 naming tools before any tool call succeeded: the endpoint lacks tool support."""
+        answered = any(m["role"] == "tool" for m in self.messages)
+        return not answered and "tool" in _detail(exc).lower()
 
     def _outcome(self, it: _Iteration, error: str, timed_out: bool, took: float) -> AgentOutcome:
         if it.limit_hit:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop import git
+from greenloop import git, instrument
 from greenloop.classify import Classification, Verdict, classify, worst
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, parse_output
@@ -102,7 +102,7 @@ def run_stage(
         run_command(stage.command, cwd=root, timeout_s=timeout, env=env)
         after = _status(root)
         rewritten = tuple(sorted(p for p, code in after.items() if before.get(p) != code))
-    result = run_command(stage.command, cwd=root, timeout_s=timeout, env=env)
+    result, artifacts = _run_instrumented(root, stage, timeout, env)
     parsed = parse_output(
         ParserInput(
             argv=result.argv,
@@ -110,6 +110,7 @@ def run_stage(
             stdout=result.stdout,
             stderr=result.stderr,
             merged=result.merged,
+            artifacts=artifacts,
             root=str(root),
         )
     )
@@ -117,6 +118,20 @@ def run_stage(
     return StageRun(
         stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
     )
+
+
+def _run_instrumented(
+    root: Path, stage: Stage, timeout: float, env: dict[str, str]
+) -> tuple[ProcessResult, tuple[tuple[str, str], ...]]:
+    """Run with structured-output side channels (instrument.py); plain again if they broke it."""
+    inst = instrument.prepare(stage.argv, root, env)
+    try:
+        result = run_command(stage.command, cwd=root, timeout_s=timeout, env=env | dict(inst.env))
+        if instrument.spoiled(inst, result.merged):
+            return run_command(stage.command, cwd=root, timeout_s=timeout, env=env), ()
+        return result, instrument.collect(inst)
+    finally:
+        instrument.cleanup(inst)
 
 
 def _status(root: Path) -> dict[str, str]:

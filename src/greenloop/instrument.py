@@ -1,0 +1,177 @@
+"""Ask tools for structured results, only where asking cannot change the result (issue 3).
+
+``prepare`` decides the extra environment for one command and makes a private artifact directory;
+the command runs with it (process.py); ``collect`` reads what was written; ``cleanup`` removes it.
+
+Rules:
+- pytest plugin (PYTHONPATH + PYTEST_PLUGINS, both prepended to existing values): when the command
+  names pytest anywhere (``pytest``, ``python -m pytest``, ``uv run pytest``, a shell string), or when
+  it is a task runner (make, tox, nox, uv, hatch, ...) in a Python project — env is inherited, so the
+  plugin reaches a pytest started by ``make test``. It is inert when no pytest runs: the directory put
+  on PYTHONPATH holds only ``greenloop_pytest_plugin.py`` (never the package dir, whose ``pytest.py``
+  parser module would shadow the real pytest).
+- ``RUFF_OUTPUT_FORMAT=json`` only when argv[0] is ruff itself, not ``ruff format`` and no shell.
+- ``GOFLAGS=-json`` only when argv is exactly ``go test ...`` (it would make ``go vet`` exit 0).
+- node:test junit through NODE_OPTIONS only for ``node --test`` without reporter flags of its own
+  (Node >= 20 honours ``--test-reporter`` there; spec stays on stdout).
+- JUnit XML that tools always write (Surefire, Gradle, nextest): files newer than the run's start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+PLUGIN_MODULE = "greenloop_pytest_plugin"
+PLUGIN_ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
+PLUGIN_PREFIX = "pytest-plugin/"
+JUNIT_PREFIX = "junit/"
+JUNIT_DIRS = ("target/surefire-reports", "build/test-results", "target/nextest")
+MAX_ARTIFACT_BYTES = 8 * 1024 * 1024
+RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just", "task"})
+PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")
+# pytest's message when PYTEST_PLUGINS arrives but our PYTHONPATH did not (e.g. a filtered env).
+PLUGIN_LOAD_ERROR = f'Error importing plugin "{PLUGIN_MODULE}"'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Instrumentation:
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables to add to the command's environment."""
+    artifact_dir: Path | None = None
+    """Private directory for side files; removed by ``cleanup``."""
+    pytest_plugin: bool = False
+    node_junit: Path | None = None
+    junit_dirs: tuple[Path, ...] = ()
+    started_at: float = 0.0
+    """Wall-clock start: JUnit files older than this belong to an earlier run."""
+
+
+def prepare(
+    argv: tuple[str, ...],
+    workdir: Path,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    now: float | None = None,
+) -> Instrumentation:
+    started = time.time() if now is None else now
+    junit_dirs = tuple(workdir / d for d in JUNIT_DIRS)
+    env: dict[str, str] = {}
+    artifact_dir: Path | None = None
+    pytest_plugin = _wants_pytest(argv, workdir)
+    node_junit: Path | None = None
+    if pytest_plugin or _is_node_test(argv):
+        artifact_dir = Path(tempfile.mkdtemp(prefix="greenloop-artifacts-"))
+    if pytest_plugin and artifact_dir is not None:
+        env |= _pytest_env(artifact_dir, environ)
+    if _is_node_test(argv) and artifact_dir is not None:
+        node_junit = artifact_dir / "node-junit.xml"
+        env["NODE_OPTIONS"] = _prepend(environ.get("NODE_OPTIONS"), _node_flags(node_junit), " ")
+    if _is_ruff_check(argv):
+        env["RUFF_OUTPUT_FORMAT"] = "json"
+    if argv[:2] == ("go", "test"):
+        env["GOFLAGS"] = _prepend(environ.get("GOFLAGS"), "-json", " ")
+    return Instrumentation(
+        env=tuple(sorted(env.items())),
+        artifact_dir=artifact_dir,
+        pytest_plugin=pytest_plugin,
+        node_junit=node_junit,
+        junit_dirs=junit_dirs,
+        started_at=started,
+    )
+
+
+def _words(argv: tuple[str, ...]) -> list[str]:
+    return [os.path.basename(w) for arg in argv for w in arg.split()]
+
+
+def _wants_pytest(argv: tuple[str, ...], workdir: Path) -> bool:
+    words = _words(argv)
+    if any(w in ("pytest", "py.test") for w in words):
+        return True
+    runner = bool(words) and words[0] in RUNNERS
+    return runner and any((workdir / m).exists() for m in PY_MARKERS)
+
+
+def _pytest_env(artifact_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    plugin_dir = artifact_dir / "plugin"
+    plugin_dir.mkdir()
+    source = Path(__file__).parent / "parsers" / f"{PLUGIN_MODULE}.py"
+    shutil.copyfile(source, plugin_dir / f"{PLUGIN_MODULE}.py")
+    reports = artifact_dir / "pytest"
+    reports.mkdir()
+    return {
+        "PYTHONPATH": _prepend(environ.get("PYTHONPATH"), str(plugin_dir), os.pathsep),
+        "PYTEST_PLUGINS": _prepend(environ.get("PYTEST_PLUGINS"), PLUGIN_MODULE, ","),
+        PLUGIN_ENV_DIR: str(reports),
+    }
+
+
+def _prepend(existing: str | None, value: str, sep: str) -> str:
+    return f"{value}{sep}{existing}" if existing else value
+
+
+def _is_node_test(argv: tuple[str, ...]) -> bool:
+    if len(argv) < 2 or os.path.basename(argv[0]) != "node" or "--test" not in argv:
+        return False
+    return not any(a.startswith("--test-reporter") for a in argv)
+
+
+def _node_flags(junit: Path) -> str:
+    return (
+        "--test-reporter=spec --test-reporter-destination=stdout "
+        f"--test-reporter=junit --test-reporter-destination={junit}"
+    )
+
+
+def _is_ruff_check(argv: tuple[str, ...]) -> bool:
+    if not argv or os.path.basename(argv[0]) != "ruff":
+        return False
+    return "format" not in argv[1:2] and not any(a.startswith("--output-format") for a in argv)
+
+
+def collect(inst: Instrumentation) -> tuple[tuple[str, str], ...]:
+    """(name, text) of every side file the run wrote: plugin JSON lines, fresh JUnit XML."""
+    found: list[tuple[str, str]] = []
+    if inst.artifact_dir is not None:
+        for path in sorted((inst.artifact_dir / "pytest").glob("*.jsonl")):
+            found.append((PLUGIN_PREFIX + path.name, _read(path)))
+    if inst.node_junit is not None and inst.node_junit.is_file():
+        found.append((JUNIT_PREFIX + "node-test.xml", _read(inst.node_junit)))
+    for base in inst.junit_dirs:
+        for path in sorted(base.rglob("*.xml")) if base.is_dir() else ():
+            if _fresh(path, inst.started_at):
+                found.append(
+                    (JUNIT_PREFIX + str(path.relative_to(base.parent.parent)), _read(path))
+                )
+    return tuple(found)
+
+
+def _fresh(path: Path, started_at: float) -> bool:
+    try:
+        return path.stat().st_mtime >= started_at - 1.0  # coarse filesystem timestamps
+    except OSError:
+        return False
+
+
+def _read(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_ARTIFACT_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def spoiled(inst: Instrumentation, output: str) -> bool:
+    """The plugin itself broke the run (PYTHONPATH filtered out): run again without it."""
+    return inst.pytest_plugin and PLUGIN_LOAD_ERROR in output
+
+
+def cleanup(inst: Instrumentation) -> None:
+    if inst.artifact_dir is not None:
+        shutil.rmtree(inst.artifact_dir, ignore_errors=True)

@@ -1,0 +1,84 @@
+"""instrument: structured side channels only where they cannot change the result."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from greenloop import instrument
+
+
+def env_of(argv: tuple[str, ...], root: Path, **environ: str) -> dict[str, str]:
+    inst = instrument.prepare(argv, root, environ)
+    instrument.cleanup(inst)
+    return dict(inst.env)
+
+
+def test_pytest_named_anywhere_gets_the_plugin_prepended_to_existing_values(tmp_path: Path) -> None:
+    for argv in (("pytest", "-x"), ("python", "-m", "pytest"), ("sh", "-c", "uv run pytest -q")):
+        env = env_of(argv, tmp_path, PYTHONPATH="/mine", PYTEST_PLUGINS="theirs")
+        assert env["PYTEST_PLUGINS"] == "greenloop_pytest_plugin,theirs"
+        first, rest = env["PYTHONPATH"].split(os.pathsep)
+        assert rest == "/mine"
+        assert first.endswith("plugin")
+
+
+def test_plugin_dir_holds_only_the_plugin_module(tmp_path: Path) -> None:
+    inst = instrument.prepare(("pytest",), tmp_path, {})
+    try:
+        plugin_dir = Path(dict(inst.env)["PYTHONPATH"])
+        assert sorted(os.listdir(plugin_dir)) == ["greenloop_pytest_plugin.py"]
+    finally:
+        instrument.cleanup(inst)
+    assert inst.artifact_dir is not None
+    assert not inst.artifact_dir.exists()
+
+
+def test_task_runner_gets_the_plugin_only_in_a_python_project(tmp_path: Path) -> None:
+    assert "PYTEST_PLUGINS" not in env_of(("make", "test"), tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")
+    assert "PYTEST_PLUGINS" in env_of(("make", "test"), tmp_path)
+    assert "PYTEST_PLUGINS" not in env_of(("cargo", "test"), tmp_path)
+
+
+def test_ruff_json_only_for_ruff_check_in_argv_form(tmp_path: Path) -> None:
+    assert env_of(("ruff", "check", "."), tmp_path)["RUFF_OUTPUT_FORMAT"] == "json"
+    assert "RUFF_OUTPUT_FORMAT" not in env_of(("ruff", "format", "--check"), tmp_path)
+    assert "RUFF_OUTPUT_FORMAT" not in env_of(("sh", "-c", "ruff check ."), tmp_path)
+    assert "RUFF_OUTPUT_FORMAT" not in env_of(("ruff", "check", "--output-format=full"), tmp_path)
+
+
+def test_goflags_json_only_for_go_test(tmp_path: Path) -> None:
+    assert env_of(("go", "test", "./..."), tmp_path, GOFLAGS="-mod=mod")["GOFLAGS"] == (
+        "-json -mod=mod"
+    )
+    assert "GOFLAGS" not in env_of(("go", "vet", "./..."), tmp_path)
+
+
+def test_node_test_gets_junit_unless_it_chose_a_reporter(tmp_path: Path) -> None:
+    options = env_of(("node", "--test"), tmp_path, NODE_OPTIONS="--max-old-space-size=512")
+    assert "--test-reporter=junit" in options["NODE_OPTIONS"]
+    assert options["NODE_OPTIONS"].endswith("--max-old-space-size=512")
+    assert "NODE_OPTIONS" not in env_of(("node", "--test", "--test-reporter=tap"), tmp_path)
+    assert "NODE_OPTIONS" not in env_of(("node", "app.js"), tmp_path)
+
+
+def test_collect_reads_only_junit_written_after_the_start(tmp_path: Path) -> None:
+    reports = tmp_path / "target" / "surefire-reports"
+    reports.mkdir(parents=True)
+    old = reports / "TEST-old.xml"
+    old.write_text("<old/>")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    inst = instrument.prepare(("mvn", "test"), tmp_path, {})
+    (reports / "TEST-new.xml").write_text("<testsuite/>")
+    assert instrument.collect(inst) == (
+        ("junit/target/surefire-reports/TEST-new.xml", "<testsuite/>"),
+    )
+
+
+def test_unrelated_commands_get_nothing(tmp_path: Path) -> None:
+    inst = instrument.prepare(("cargo", "test"), tmp_path, {})
+    assert inst.env == ()
+    assert inst.artifact_dir is None
+    assert instrument.collect(inst) == ()

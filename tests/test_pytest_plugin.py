@@ -1,0 +1,144 @@
+"""The greenloop pytest plugin in real pytest runs (plain, xdist, killed, alongside user plugins)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from greenloop import instrument
+from greenloop.detect import Stage
+from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers.model import Kind
+from greenloop.verify import run_stage
+
+TESTS = """\
+import os, signal
+import pytest
+from helper import scale
+
+def test_ok():
+    assert scale(1) == 2
+
+def test_deep():
+    assert scale("x") == 2
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_param(n):
+    assert n == 1, f"bad {n}"
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert False
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture exploded")
+
+def test_fixture(broken):
+    pass
+"""
+HELPER = "def scale(v):\n    return v * 2 + 0 if isinstance(v, int) else v + 1\n"
+
+
+def make_project(tmp_path: Path, tests: str = TESTS) -> Path:
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_a.py").write_text(tests)
+    (root / "helper.py").write_text(HELPER)
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    return root
+
+
+def run_pytest(root: Path, *args: str, environ: dict[str, str] | None = None) -> ParseResult:
+    base = dict(environ if environ is not None else os.environ)
+    argv = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args)
+    inst = instrument.prepare(argv, root, base)
+    try:
+        proc = subprocess.run(
+            argv,
+            check=False,
+            cwd=root,
+            env=base | dict(inst.env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        artifacts = instrument.collect(inst)
+    finally:
+        instrument.cleanup(inst)
+    assert any(name.startswith(instrument.PLUGIN_PREFIX) for name, _ in artifacts), proc.stdout
+    # artifacts only: the structured path must stand on its own
+    return parse_output(
+        ParserInput(argv=argv, exit_code=proc.returncode, artifacts=artifacts, root=str(root))
+    )
+
+
+def test_plugin_reports_exact_ids_frames_and_counts(tmp_path: Path) -> None:
+    result = run_pytest(make_project(tmp_path))
+    ids = [f.id for f in result.errors]
+    assert sorted(ids) == [
+        "tests/test_a.py::test_deep",
+        "tests/test_a.py::test_fixture",
+        "tests/test_a.py::test_param[2]",
+    ]
+    deep = next(f for f in result.errors if f.id.endswith("test_deep"))
+    assert deep.error_type == "TypeError"
+    assert (deep.file, deep.line) == ("helper.py", 2)
+    assert [fr.function for fr in deep.frames] == ["test_deep", "scale"]
+    assert deep.frames[-1].source.startswith("return v * 2")
+    param = next(f for f in result.errors if f.id.endswith("[2]"))
+    assert param.message == "bad 2"
+    assert param.detail == ("assert 2 == 1",)
+    c = result.counts
+    assert (c.passed, c.failed, c.errors, c.xfailed) == (2, 2, 1, 1)
+    assert c.summary_seen
+
+
+def test_plugin_under_xdist_counts_each_test_once(tmp_path: Path) -> None:
+    result = run_pytest(make_project(tmp_path), "-n", "2")
+    ids = [f.id for f in result.errors]
+    assert len(ids) == len(set(ids)) == 3
+    assert (result.counts.failed, result.counts.errors, result.counts.passed) == (2, 1, 2)
+    deep = next(f for f in result.errors if f.id.endswith("test_deep"))
+    assert [fr.function for fr in deep.frames] == ["test_deep", "scale"]  # the worker's frames
+
+
+def test_plugin_names_the_test_a_killed_run_was_in(tmp_path: Path) -> None:
+    tests = "import os, signal\n\ndef test_a():\n    pass\n\ndef test_dies():\n"
+    tests += "    os.kill(os.getpid(), signal.SIGKILL)\n\ndef test_c():\n    pass\n"
+    result = run_pytest(make_project(tmp_path, tests))
+    assert result.killed == ("tests/test_a.py::test_dies",)
+    assert not result.counts.summary_seen
+
+
+def test_plugin_names_the_crashed_xdist_worker_test(tmp_path: Path) -> None:
+    tests = "import os\n\ndef test_a():\n    pass\n\ndef test_exit():\n    os._exit(3)\n"
+    result = run_pytest(make_project(tmp_path, tests), "-n", "2")
+    assert "tests/test_a.py::test_exit" in result.killed
+    crash = next(f for f in result.errors if f.id == "tests/test_a.py::test_exit")
+    assert crash.kind is Kind.CRASH
+
+
+def test_plugin_loads_alongside_existing_pythonpath_and_plugins(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    own = tmp_path / "own"
+    own.mkdir()
+    marker = tmp_path / "marker"
+    (own / "userplugin.py").write_text(
+        f"def pytest_configure(config):\n    open({str(marker)!r}, 'w').write('loaded')\n"
+    )
+    environ = dict(os.environ, PYTHONPATH=str(own), PYTEST_PLUGINS="userplugin")
+    result = run_pytest(root, environ=environ)
+    assert marker.read_text() == "loaded"
+    assert len(result.errors) == 3
+
+
+def test_a_run_whose_environment_drops_the_plugin_path_is_rerun_plainly(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    command = f"env -u PYTHONPATH {sys.executable} -m pytest -p no:cacheprovider"
+    run = run_stage(root, Stage(name="test", command=command, why="test"), timeout=120)
+    assert instrument.PLUGIN_LOAD_ERROR not in run.result.merged
+    assert run.parsed.counts.summary_seen
+    assert run.parsed.counts.failed == 2

@@ -45,7 +45,8 @@ failures come back to you as the next message. Fix the root cause in the project
 delete, skip or weaken tests or checks to make them pass. You cannot run commands."""
 SYSTEM_TOOLS = f"""{_ROLE}
 Look with read_file, list_files and search; edit with replace_in_file (exact text that matches
-once) or write_file. Paths are relative to the repository root. When the edit is done, call
+once) or write_file; the "   12| " line-number prefixes shown by read_file are not part of the
+file. Paths are relative to the repository root. When the edit is done, call
 finish with a one-line summary of the change; it becomes the commit message."""
 SYSTEM_TEXT = f"{_ROLE}\n{FORMAT_HELP}"
 

@@ -39,7 +39,8 @@ the new lines
 >>>>>>> REPLACE
 
 Rules: the line before <<<<<<< SEARCH is the file path, relative to the repository root. SEARCH
-must match exactly one place in the file; include enough lines to make it unique. An empty
+must match exactly one place in the file; include enough lines to make it unique, and leave
+out the "   12| " line-number prefixes of the files shown to you. An empty
 SEARCH section creates a new file. Use one block per change. End your reply with one line
 `DONE: <one-line summary of the change>`."""
 

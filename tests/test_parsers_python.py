@@ -266,3 +266,24 @@ def test_parsers_finish_fast_on_a_10_mb_single_line() -> None:
         start = time.monotonic()
         _run_all(line)
         assert time.monotonic() - start < 10.0
+
+
+def test_pytest_parses_a_50_mb_log_in_well_under_seconds() -> None:
+    out = case("pytest", "deep_exception")["stdout"]
+    rule = "=" * 35 + " FAILURES " + "=" * 35 + "\n"
+    head, rest = out.split(rule)
+    block, tail = rest.split("=" * 27 + " short test summary info")
+    text = (
+        head
+        + rule
+        + block * (50_000_000 // len(block))
+        + "=" * 27
+        + " short test summary info"
+        + tail
+    )
+    start = time.monotonic()
+    result = PARSERS["pytest"](ParserInput(argv=("pytest",), stdout=text, root="/tmp/glcap/x"))
+    elapsed = time.monotonic() - start
+    assert result.errors[0].id == "tests/test_pipeline.py::test_run_scales_values"
+    assert result.counts.summary_seen
+    assert elapsed < 3.0  # measured 0.7 s; generous for slow CI machines

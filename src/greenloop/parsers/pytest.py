@@ -8,7 +8,7 @@ is incomplete, never "N passed").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
@@ -29,7 +29,17 @@ _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
 _FIELD = {"error": "errors", "errors": "errors", "warning": "warnings", "warnings": "warnings"}
 
-_SECTION = re.compile(r"^=+ (?P<name>[^=\n]+?) =+[ \t]*$", re.MULTILINE)
+_SECTION = re.compile(r"=+ (?P<name>[^=\n]+?) =+[ \t]*")
+SECTIONS = (
+    "ERRORS",
+    "FAILURES",
+    "short test summary info",
+    "warnings summary",
+    "PASSES",
+    "XPASSES",
+)
+HEAD = 4_000_000
+TAIL = 1_000_000
 _HEADER = re.compile(r"^_+ (?P<title>[^\n]+?) _+[ \t]*$", re.MULTILINE)
 _ENTRY = re.compile(r"^(?P<cat>FAILED|ERROR) (?P<id>[^\n]+?)(?: - (?P<msg>[^\n]*))?[ \t]*$", re.M)
 _VERBOSE = re.compile(
@@ -56,7 +66,9 @@ class _Entry:
 
 def parse(inp: ParserInput) -> ParseResult:
     text = inp.stdout + "\n" + inp.stderr if inp.stderr else inp.stdout
-    counts = parse_counts(text)
+    counts = parse_counts(inp.stdout[-TAIL:] + "\n" + inp.stderr[-TAIL:])
+    if counts.collected is None:
+        counts = replace(counts, collected=_collected(text[:HEAD]))
     result = parse_text(text, inp.root, counts)
     plugin = pytest_artifacts.read(inp.artifacts, inp.root)
     if plugin is None:
@@ -116,12 +128,32 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
 
 
 def _sections(text: str) -> dict[str, str]:
-    found = list(_SECTION.finditer(text))
+    """The named sections; found with str.find (a regex over a 50 MB log costs a second)."""
+    starts: list[tuple[int, int, str]] = []
+    for name in SECTIONS:
+        m = _find_rule(text, name)
+        if m is not None:
+            starts.append((*m, name))
+    starts.sort()
     sections: dict[str, str] = {}
-    for i, m in enumerate(found):
-        end = found[i + 1].start() if i + 1 < len(found) else len(text)
-        sections.setdefault(m["name"].strip(), text[m.end() : end])
+    for i, (_, body, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        sections[name] = text[body:end]
     return sections
+
+
+def _find_rule(text: str, name: str) -> tuple[int, int] | None:
+    """(line start, body start) of the first ``=== name ===`` line."""
+    needle = f"= {name} ="
+    at = text.find(needle)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if _SECTION.fullmatch(text, start, end):
+            return start, end
+        at = text.find(needle, at + 1)
+    return None
 
 
 def _entries(summary: str, text: str) -> list[_Entry]:
@@ -130,7 +162,7 @@ def _entries(summary: str, text: str) -> list[_Entry]:
     ]
     if found:
         return found[:MAX_FAILURES]
-    for m in _VERBOSE.finditer(text):
+    for m in _VERBOSE.finditer(text[:HEAD]):
         category = m["cat1"] or m["cat2"]
         found.append(_Entry(category=category, id=m["id1"] or m["id2"], text=""))
         if len(found) >= MAX_FAILURES:
@@ -142,7 +174,12 @@ def _blocks(section: str) -> list[tuple[str | None, list[str]]]:
     """(title, lines) per failure; ``--tb=line`` has no titles: one block per location line."""
     if not section:
         return []
-    headers = [m for m in _HEADER.finditer(section) if m["title"].replace("_", "").strip()]
+    headers: list[re.Match[str]] = []
+    for m in _HEADER.finditer(section):
+        if m["title"].replace("_", "").strip():
+            headers.append(m)
+        if len(headers) > MAX_BLOCKS:
+            break
     if not headers:
         return _line_blocks(section)
     blocks: list[tuple[str | None, list[str]]] = []
@@ -293,9 +330,9 @@ def _worker_crash_failure(
 
 def _crashes(text: str, root: str) -> tuple[list[Failure], tuple[str, ...]]:
     """xdist workers that died, and a process killed by a fatal signal (faulthandler's dump)."""
-    killed = [m["id"] for m in _WORKER_CRASH.finditer(text)]
+    killed = [m["id"] for m in _WORKER_CRASH.finditer(text)] if "' crashed while" in text else []
     failures: list[Failure] = []
-    fatal = _FATAL.search(text)
+    fatal = _FATAL.search(text) if "Fatal Python error: " in text else None
     if fatal is not None:
         dump = [
             m for m in _DUMP_FRAME.finditer(text, fatal.end()) if m.start() - fatal.end() < 200_000
@@ -321,7 +358,7 @@ def _crashes(text: str, root: str) -> tuple[list[Failure], tuple[str, ...]]:
 
 
 def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:
-    progress = [m["file"] for m in _PROGRESS.finditer(text)]
+    progress = [m["file"] for m in _PROGRESS.finditer(text[:HEAD])]
     for frame in reversed(frames):  # innermost first
         if not frame.function.startswith("test"):
             continue
@@ -335,7 +372,7 @@ def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:
 
 
 def _usage_errors(text: str, counts: Counts) -> list[Failure]:
-    if counts.ran:
+    if counts.ran or not ("ERROR: " in text or "pytest: error: " in text):
         return []
     return [
         Failure(kind=Kind.BUILD, id="pytest", error_type="UsageError", message=m["msg"].strip())
@@ -389,6 +426,6 @@ def _dedupe(failures: list[Failure]) -> tuple[Failure, ...]:
 
 
 def _incomplete_note(text: str) -> str:
-    progress = [m["file"] for m in _PROGRESS.finditer(text)]
+    progress = [m["file"] for m in _PROGRESS.finditer(text[:HEAD])]
     where = f" while running {progress[-1]}" if progress else ""
     return f"pytest stopped without its closing summary{where}: the run is incomplete"

@@ -85,7 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics")
     parser.set_defaults(command=[], handler=None)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add in (_add_check, _add_detect, _add_hook, _add_install, _add_uninstall, _add_mcp):
+    for add in (
+        _add_check,
+        _add_detect,
+        _add_run,
+        _add_report,
+        _add_runs,
+        _add_recover,
+        _add_hook,
+        _add_install,
+        _add_uninstall,
+        _add_mcp,
+    ):
         add(sub)
     return parser
 
@@ -145,6 +156,65 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="the loop: baseline -> agent -> commit -> verify -> decide, bounded",
+        usage="greenloop run --agent AGENT [options] [-- CMD ...]",
+        description="Exit codes: 0 success; 1 exhausted/stalled/circular/regression/"
+        "non_convergence/agent_failure; 2 usage or precondition; 3 env_failure; "
+        "4 timeout/unresolved; 5 suspicious_pass; 130 interrupted.",
+    )
+    p.add_argument(
+        "--agent", help="preset (claude, aider, codex, gemini), openai:MODEL, or a shell command"
+    )
+    p.add_argument("--task", help="the task for iteration 1 (default: make the verifier pass)")
+    p.add_argument("--max-iters", type=int, help="agent iterations at most (default 5)")
+    p.add_argument("--max-time", type=float, help="wall-clock seconds for the whole run")
+    p.add_argument("--timeout", type=float, help="seconds per verifier stage")
+    p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
+    p.add_argument(
+        "--on-fail",
+        choices=("revert", "keep"),
+        help="branch back to the start (default) or keep the commits",
+    )
+    p.add_argument("--on-regression", choices=("stop", "continue"))
+    p.add_argument("--allow-test-edits", action="store_true", default=None)
+    p.add_argument(
+        "--squash",
+        action="store_true",
+        default=None,
+        help="on success, fold the iterations into one commit",
+    )
+    p.add_argument("--budget", type=int, help="digest budget in tokens")
+    p.add_argument("--all-stages", action="store_true", default=None)
+    p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
+    p.add_argument("--format", choices=("text", "json", "md"), default="text")
+    p.add_argument(
+        "-y", "--yes", action="store_true", help="don't ask for confirmation on a terminal"
+    )
+    p.set_defaults(handler=_lazy("greenloop.cli_run", "main_run"))
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
+    p.add_argument("run_id", nargs="?", default="last", metavar="RUN_ID|last")
+    p.add_argument("--format", choices=("text", "json", "md", "html"), default="text")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))
+
+
+def _add_runs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("runs", help="list recorded runs, newest first")
+    p.set_defaults(handler=_lazy("greenloop.record", "main_runs"))
+
+
+def _add_recover(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
+    p.set_defaults(handler=_lazy("greenloop.checkpoints", "main_recover"))
 
 
 def _lazy(module: str, function: str) -> Handler:

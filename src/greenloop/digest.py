@@ -91,9 +91,7 @@ def build_digest(
     anchor = parse_diff(diff) if diff else None
     sections = _sections(result, run, failures, anchor, history, Path(root))
     text = redact(fit_budget(sections, budget * CHARS_PER_TOKEN))
-    sigs = tuple(sorted({failure_signature(f) for f in failures}))
-    if run is not None and not sigs:
-        sigs = (normalize(f"{run.stage.name}:{run.verdict}:{_last_lines(run, 3)}"),)
+    sigs = signatures_of(result, root)
     return Digest(
         text=text,
         signature=hashlib.sha256("\n".join(sigs).encode()).hexdigest()[:16] if sigs else "",
@@ -103,6 +101,15 @@ def build_digest(
         for_agent=result.verdict is not Verdict.ENV_FAILURE,
         parse_complete=not (run and run.verdict is Verdict.FAILED and not failures),
     )
+
+
+def signatures_of(result: CheckResult, root: Path | str = ".") -> tuple[str, ...]:
+    """The normalized failure signatures of a result: equal sets mean "the same error"."""
+    run = result.failing
+    if run is None:
+        return ()
+    sigs = tuple(sorted({failure_signature(f) for f in _primary(run)}))
+    return sigs or (normalize(f"{run.stage.name}:{run.verdict}:{_last_lines(run, 3)}"),)
 
 
 def normalize(text: str) -> str:

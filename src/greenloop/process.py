@@ -197,24 +197,35 @@ def run_command(
     cwd: str | os.PathLike[str] | None = None,
     timeout_s: float = 600.0,
     env: Mapping[str, str] | None = None,
+    stdin_path: str | os.PathLike[str] | None = None,
     now: Callable[[], float] = time.monotonic,
 ) -> ProcessResult:
-    """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it."""
+    """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it.
+
+    stdin is closed, or reads ``stdin_path`` when given (an agent's prompt).
+    """
     via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
     started_at, start = time.time(), now()
+    try:
+        stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    except OSError as exc:
+        return _launch_failure(argv, exc, started_at)
     try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=dict(env) if env is not None else build_env(),
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return _launch_failure(argv, exc, started_at)
+    finally:
+        if not isinstance(stdin, int):
+            stdin.close()
     try:
         out, err, merged, timed_out = _pump(proc, start + timeout_s, now)
         if timed_out:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
 from greenloop.detect import Cascade
 from greenloop.digest import Digest
@@ -127,6 +128,153 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
         fixer = " [fixer: runs twice]" if s.fix else ""
         lines.append(f"  {i}. {s.name:<8} {s.display}{fixer}\n     why: {s.why}")
     return "\n".join(lines) + "\n"
+
+
+# ---- loop results: one JSON shape (report.json), rendered as text or Markdown ----
+
+
+def loop_json(result: Any) -> dict[str, Any]:
+    """The run record's report.json (fields are a contract: see the README)."""
+    return {
+        "run_id": result.run_id,
+        "result": result.result.value,
+        "exit_code": result.exit_code,
+        "reason": result.reason,
+        "iterations": result.iterations,
+        "max_iters": result.max_iters,
+        "branch": result.branch,
+        "initial_sha": result.initial_sha,
+        "final_sha": result.final_sha,
+        "attempt_ref": result.attempt_ref,
+        "duration_s": round(result.duration_s, 3),
+        "agent": result.agent,
+        "verifier": list(result.verifier),
+        "history": [_iteration_json(row) for row in result.history],
+        "remaining_failures": [{"id": i, "message": m} for i, m in result.remaining_failures],
+        "suspicious": [
+            {"kind": f.kind, "file": f.file, "line": f.line, "text": f.text}
+            for f in result.suspicious
+        ],
+        "warnings": list(result.warnings),
+        "recommendation": result.recommendation,
+        "last_digest": result.last_digest,
+        "record_dir": result.record_dir,
+    }
+
+
+def _iteration_json(row: Any) -> dict[str, Any]:
+    data = asdict(row)
+    data["files_changed"] = list(row.files_changed)
+    data["agent_commits"] = list(row.agent_commits)
+    return data
+
+
+def render_run(data: dict[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "md":
+        return render_run_markdown(data)
+    return render_run_text(data)
+
+
+def _trend(data: dict[str, Any]) -> str:
+    counts = [
+        "green" if h["verdict"] == "green" else str(h["failures"] + h["errors"])
+        for h in data["history"]
+        if h["verdict"] not in ("agent_failure",)
+    ]
+    return " → ".join(counts)
+
+
+def render_run_text(data: dict[str, Any]) -> str:
+    lines = [
+        f"greenloop run {data['run_id']}: {data['result'].upper()} — {data['reason']}",
+        f"  {data['iterations']}/{data['max_iters']} iterations in {data['duration_s']:.1f} s; "
+        f"failing: {_trend(data)}",
+        f"  branch {data['branch']}: {data['initial_sha'][:10]} → {data['final_sha'][:10]}",
+    ]
+    if data["attempt_ref"]:
+        lines.append(f"  attempt kept at {data['attempt_ref']} (git log {data['attempt_ref']})")
+    for h in data["history"][1:]:
+        mark = " (rolled back)" if h["rolled_back"] else ""
+        lines.append(
+            f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
+            f"agent {h['agent_s']:.0f} s, verify {h['verifier_s']:.1f} s, {h['commit'][:10]} "
+            f"{', '.join(h['files_changed'][:4])}"
+        )
+    for f in data["suspicious"]:
+        where = f"{f['file']}:{f['line']}" if f["line"] else f["file"]
+        lines.append(f"  SUSPICIOUS {f['kind']}: {where} {f['text'].strip()[:100]}")
+    for r in data["remaining_failures"][:10]:
+        lines.append(f"  still failing: {r['id']} — {r['message'][:120]}")
+    lines.append(f"  next: {data['recommendation']}")
+    if data["last_digest"] and data["result"] != "success":
+        lines += ["", "Last digest:", data["last_digest"]]
+    return "\n".join(lines) + "\n"
+
+
+def render_run_markdown(data: dict[str, Any]) -> str:
+    icon = "✅" if data["result"] == "success" else "❌"
+    lines = [
+        f"## {icon} greenloop: {data['result']}",
+        "",
+        f"**{data['reason']}** — {data['iterations']}/{data['max_iters']} iterations, "
+        f"{data['duration_s']:.1f} s, agent `{data['agent']}`, failing: {_trend(data)}",
+        "",
+        "| iter | verdict | failing | Δ | agent s | verify s | commit | files |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for h in data["history"]:
+        delta = "" if h["delta"] is None else f"{h['delta']:+d}"
+        files = ", ".join(f"`{f}`" for f in h["files_changed"][:4])
+        lines.append(
+            f"| {h['iteration']} | {h['verdict']} | {h['failures'] + h['errors']} | {delta} | "
+            f"{h['agent_s']:.0f} | {h['verifier_s']:.1f} | `{h['commit'][:10]}` | {files} |"
+        )
+    if data["suspicious"]:
+        lines += ["", "**Suspicious:**", ""]
+        lines += [
+            f"- {f['kind']} `{f['file']}:{f['line'] or ''}` {f['text'].strip()[:100]}"
+            for f in data["suspicious"]
+        ]
+    if data["remaining_failures"]:
+        lines += ["", "**Still failing:**", ""]
+        lines += [f"- `{r['id']}` — {r['message'][:160]}" for r in data["remaining_failures"][:10]]
+    if data["attempt_ref"]:
+        lines += ["", f"Attempt kept at `{data['attempt_ref']}`."]
+    lines += ["", f"Next: {data['recommendation']}"]
+    if data["last_digest"] and data["result"] != "success":
+        lines += [
+            "",
+            "<details><summary>Last digest</summary>",
+            "",
+            "```",
+            data["last_digest"],
+            "```",
+            "</details>",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+ProgressSink = Callable[[str], None]
+
+
+def progress_sink(stream: TextIO) -> ProgressSink:
+    """Live progress, one line per step: rich on a terminal, plain lines otherwise."""
+    if stream.isatty():
+        from rich.console import Console
+
+        console = Console(file=stream, highlight=False)
+
+        def show(line: str) -> None:
+            console.print(line, markup=False, style="bold" if line.startswith("iter") else None)
+
+        return show
+
+    def plain(line: str) -> None:
+        print(line, file=stream, flush=True)
+
+    return plain
 
 
 # ---- GitHub Actions step summary ($GITHUB_STEP_SUMMARY) ----

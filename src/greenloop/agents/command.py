@@ -1,0 +1,117 @@
+"""Any shell command as an agent, and the presets for known agent CLIs."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop.agents.base import AgentOutcome, AgentRequest
+from greenloop.agents.presets import PRESETS
+from greenloop.errors import FatalError
+from greenloop.process import build_env, run_command
+
+_SUMMARY = re.compile(r"^\s*(?:greenloop[-_ ])?summary:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandAgent:
+    """Runs a shell command in the repo root with the prompt on stdin and in $GREENLOOP_PROMPT_FILE."""
+
+    command: str
+    later_command: str | None = None
+    label: str = "command"
+    extra_env: tuple[tuple[str, str], ...] = ()
+    environ: Mapping[str, str] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    def describe(self) -> str:
+        if self.later_command and self.later_command != self.command:
+            return f"{self.command}  (from iteration 2: {self.later_command})"
+        return self.command
+
+    def run(self, request: AgentRequest) -> AgentOutcome:
+        template = (
+            self.later_command if request.iteration > 1 and self.later_command else self.command
+        )
+        command = template.replace("{prompt_file}", shlex.quote(str(request.prompt_file)))
+        summary_file = request.prompt_file.with_name(request.prompt_file.stem + ".summary")
+        env = build_env(
+            self.environ if self.environ is not None else os.environ,
+            {
+                "GREENLOOP_PROMPT_FILE": str(request.prompt_file),
+                "GREENLOOP_SUMMARY_FILE": str(summary_file),
+                "GREENLOOP_ITERATION": str(request.iteration),
+                "GREENLOOP_MAX_ITERS": str(request.max_iters),
+                "GREENLOOP_RUN_ID": request.run_id,
+                **dict(self.extra_env),
+            },
+        )
+        result = run_command(
+            command,
+            cwd=request.repo,
+            timeout_s=request.timeout_s,
+            env=env,
+            stdin_path=request.prompt_file,
+        )
+        ok = result.exit_code == 0 and not result.timed_out
+        error = ""
+        if result.timed_out:
+            error = f"the agent timed out after {request.timeout_s:.0f} s"
+        elif result.exit_code != 0:
+            error = f"the agent exited {result.exit_code}"
+        return AgentOutcome(
+            ok=ok,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            duration_s=result.duration_s,
+            output=result.merged,
+            summary=read_summary(summary_file, result.merged),
+            error=error,
+        )
+
+
+def read_summary(summary_file: Path, output: str) -> str:
+    """The agent's one-line summary: $GREENLOOP_SUMMARY_FILE, else a ``Summary:`` line it printed."""
+    try:
+        text = summary_file.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        text = ""
+    if text:
+        return text.splitlines()[0].strip()
+    found = _SUMMARY.findall(output)
+    return found[-1].strip() if found else ""
+
+
+def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> CommandAgent:
+    """A preset name, or any shell command."""
+    preset = PRESETS.get(spec)
+    if preset is None:
+        return CommandAgent(command=spec, label=_label(spec), environ=environ)
+    if not shutil.which(preset.executable, path=environ.get("PATH")):
+        raise FatalError(
+            f"agent preset {preset.name!r} runs `{preset.executable}`, which is not on PATH. "
+            f"Install it, or pass any shell command as --agent."
+        )
+    return CommandAgent(
+        command=preset.first,
+        later_command=preset.later,
+        label=preset.name,
+        extra_env=preset.env,
+        environ=environ,
+    )
+
+
+def _label(command: str) -> str:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return Path(words[0]).name if words else "command"

@@ -1,0 +1,86 @@
+"""``greenloop run`` and ``greenloop report``: flags -> Config -> run_loop -> report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from greenloop import report
+from greenloop.config import load_config
+
+RUN_FLAGS = (
+    "agent",
+    "task",
+    "max_iters",
+    "max_time",
+    "timeout",
+    "agent_timeout",
+    "on_fail",
+    "on_regression",
+    "allow_test_edits",
+    "budget",
+    "all_stages",
+    "squash",
+    "base_url",
+    "subset",
+)
+
+
+def main_run(args: argparse.Namespace) -> int:
+    from greenloop.agents.factory import make_agent
+    from greenloop.loop import run_loop
+
+    root = Path(args.repo).resolve()
+    config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
+    agent = make_agent(config.agent, config)
+    interactive = sys.stdin.isatty() and not args.yes
+    result = run_loop(
+        root,
+        agent,
+        config=config,
+        command=args.command,
+        progress=_progress_printer(),
+        confirm=_ask if interactive else None,
+    )
+    data = report.loop_json(result)
+    sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
+    _github_summary(data)
+    return result.exit_code
+
+
+def main_report(args: argparse.Namespace) -> int:
+    from greenloop import record
+
+    root = Path(args.repo).resolve()
+    data = record.load_report(record.common_dir_of(root), args.run_id)
+    if args.format == "html":
+        from greenloop.html_report import render_html
+
+        text = render_html(data)
+    else:
+        text = report.render_run(data, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _progress_printer() -> report.ProgressSink:
+    return report.progress_sink(sys.stderr)
+
+
+def _ask(plan: str) -> bool:
+    print(plan, file=sys.stderr)
+    answer = input("Start? [Y/n] ").strip().lower()
+    return answer in ("", "y", "yes")
+
+
+def _github_summary(data: dict[str, object]) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(report.render_run_markdown(data) + "\n")

@@ -1,0 +1,49 @@
+"""Where the real agent CLIs live for the tests, and a clean environment to run them in.
+
+``scripts/install_agent_clis.sh`` installs them under ``$GREENLOOP_AGENT_CLIS``
+(default ``/tmp/greenloop-agent-clis``). A missing CLI fails its test with the
+command to run; ``GREENLOOP_SKIP_AGENT_CLIS=1`` turns that into a stated skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+PREFIX = Path(os.environ.get("GREENLOOP_AGENT_CLIS", "/tmp/greenloop-agent-clis"))
+NODE_BIN = PREFIX / "node_modules" / ".bin"
+AIDER_BIN = PREFIX / "aider-venv" / "bin"
+BIN_DIRS = {"claude": NODE_BIN, "codex": NODE_BIN, "gemini": NODE_BIN, "aider": AIDER_BIN}
+
+# Whatever the developer's shell has for these would point the CLI at a real service.
+_FOREIGN = ("ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "CLAUDE", "CODEX_", "AIDER_", "LITELLM_")
+
+
+def require_cli(name: str) -> Path:
+    """The directory holding ``name``; fails (or skips, when asked to) if it is not installed."""
+    bin_dir = BIN_DIRS[name]
+    if shutil.which(name, path=str(bin_dir)):
+        return bin_dir
+    reason = f"`{name}` is not installed under {PREFIX}: run scripts/install_agent_clis.sh"
+    if os.environ.get("GREENLOOP_SKIP_AGENT_CLIS") == "1":
+        pytest.skip(f"GREENLOOP_SKIP_AGENT_CLIS=1 and {reason}")
+    pytest.fail(reason)
+
+
+def clean_environ(home: Path, *path_first: Path, **extra: str) -> dict[str, str]:
+    """os.environ without model/agent settings, with its own HOME and ``path_first`` on PATH."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+    )
+    env["PATH"] = os.pathsep.join([*map(str, path_first), env.get("PATH", "")])
+    env.update(extra)
+    return env

@@ -1,5 +1,48 @@
-"""greenloop: wrap any code-editing agent in a bounded, honest verify -> fix loop."""
+"""greenloop: wrap any code-editing agent in a bounded, honest verify -> fix loop.
+
+Library API (imported lazily, so ``import greenloop`` stays cheap)::
+
+    from greenloop import check, run_loop, Config, Agent, AgentRequest, AgentOutcome
+    result, digest = check("path/to/repo")            # the verifier once
+    outcome = run_loop("path/to/repo", agent, config=Config(max_iters=3))
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "check": "greenloop.check",
+    "run_loop": "greenloop.loop",
+    "LoopResult": "greenloop.loop",
+    "Iteration": "greenloop.loop",
+    "Config": "greenloop.config",
+    "StageSpec": "greenloop.config",
+    "Agent": "greenloop.agents.base",
+    "AgentRequest": "greenloop.agents.base",
+    "AgentOutcome": "greenloop.agents.base",
+    "Result": "greenloop.policy",
+    "Verdict": "greenloop.classify",
+    "FatalError": "greenloop.errors",
+}
+__all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:
+    from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
+    from greenloop.check import check
+    from greenloop.classify import Verdict
+    from greenloop.config import Config, StageSpec
+    from greenloop.errors import FatalError
+    from greenloop.loop import Iteration, LoopResult, run_loop
+    from greenloop.policy import Result
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'greenloop' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -46,7 +46,7 @@ def main_run(args: argparse.Namespace) -> int:
     )
     data = report.loop_json(result)
     sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
-    _github_summary(data)
+    report.append_step_summary(report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY"))
     return result.exit_code
 
 
@@ -77,10 +77,3 @@ def _ask(plan: str) -> bool:
     print(plan, file=sys.stderr)
     answer = input("Start? [Y/n] ").strip().lower()
     return answer in ("", "y", "yes")
-
-
-def _github_summary(data: dict[str, object]) -> None:
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(report.render_run_markdown(data) + "\n")

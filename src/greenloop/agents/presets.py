@@ -106,7 +106,8 @@ GEMINI = Preset(
     later=f"{_GEMINI} --resume latest",
     doc=(
         "Gemini CLI headless (prompt on stdin, not a terminal), file edits auto-approved "
-        "(`--approval-mode auto_edit`; its edit tools are only offered in that mode), one JSON "
+        "(`--approval-mode auto_edit`; its edit tools are only offered in that mode), the repo "
+        "trusted for this call (`--skip-trust`; else it exits 55 in an untrusted folder), one JSON "
         "result (session_id, response, stats). From iteration 2 `--resume latest` continues "
         "the most recent session of the repo."
     ),

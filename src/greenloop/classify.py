@@ -130,7 +130,7 @@ def classify(
 def _judge_green(run: ProcessResult, parsed: ParseResult, command: str) -> Classification:
     reasons = [why for pattern, why in SUPPRESSIONS if pattern.search(command)]
     counts = parsed.counts
-    if counts.summary_seen and counts.ran == 0:
+    if counts.summary_seen and counts.ran == 0 and runs_tests(parsed):
         reasons.append("no tests ran")
     elif counts.collected == 0:
         reasons.append("0 tests collected")
@@ -196,6 +196,14 @@ def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
 
 def worst(verdicts: Collection[Verdict]) -> Verdict:
     return min(verdicts, key=SEVERITY.index, default=Verdict.GREEN)
+
+
+# Parser families whose summary counts tests (linters count findings: 0 is their clean result).
+TEST_RUNNERS = frozenset({"pytest", "unittest", "cargo", "go", "junit", "ruby", "generic"})
+
+
+def runs_tests(parsed: ParseResult) -> bool:
+    return any(tool in TEST_RUNNERS for tool in parsed.tool.split("+"))
 
 
 def _is_pytest(parsed: ParseResult) -> bool:

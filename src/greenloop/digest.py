@@ -23,6 +23,7 @@ from greenloop.verify import CheckResult, StageRun
 DEFAULT_BUDGET = 2000
 CHARS_PER_TOKEN = 3  # chars/4 under-counts tool output by up to 27 % (issue 3)
 MAX_GROUPS = 5
+PER_GROUP = 4
 TAIL_LINES = 40
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
 
@@ -162,8 +163,14 @@ def _sections(
             out.append(Section(_repeat_note(history), keep=True))
         if anchor:
             out.append(Section(anchor.describe(first_location(first, root)), keep=True))
+        common = shared_location(failures, root)
+        if common:
+            out.append(Section(common, keep=True))
         if len(failures) > 1:
             out.append(Section(render_others(failures[1:], run)))
+        warned = len(run.parsed.failures) - len(failures)
+        if warned > 0:
+            out.append(Section(f"(+{warned} warning(s) not shown: errors first)"))
     else:
         if anchor:
             out.append(Section(anchor.describe(None), keep=True))
@@ -255,7 +262,7 @@ def render_first(f: Failure, run: StageRun, root: Path, anchor: EditAnchor | Non
     label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
     lines = [f"{label}: {f.id}"]
     what = ": ".join(p for p in (f.error_type, f.message) if p)
-    if f.code and f.code not in what:
+    if f.code and f.code not in what and f.code not in f.id:
         what = f"[{f.code}] {what}"
     if what:
         lines.append(f"  {what}")
@@ -270,12 +277,32 @@ def render_first(f: Failure, run: StageRun, root: Path, anchor: EditAnchor | Non
         lines.append(f"  at {loc}{fn}")
         if frame.source:
             lines.append(f"      {frame.source.strip()}")
-    elif f.file and f.kind is not Kind.TEST:
+    elif f.file and f.kind is not Kind.TEST and relative(f.file, root) not in f.id:
         col = f":{f.column}" if f.column else ""
         lines.append(f"  at {relative(f.file, root)}:{f.line or '?'}{col}")
     if f.detail:
         lines += ["  " + d for d in f.detail]
     return "\n".join(lines)
+
+
+def shared_location(failures: tuple[Failure, ...], root: Path) -> str:
+    """When most failures end in the same project line, say so: one root cause is likely."""
+    if len(failures) < 3:
+        return ""
+    spots: dict[str, int] = {}
+    for f in failures:
+        frame = project_frame(f, root)
+        if frame is not None and frame.line:
+            key = f"{relative(frame.file, root)}:{frame.line}" + (
+                f" in {frame.function}" if frame.function else ""
+            )
+            spots[key] = spots.get(key, 0) + 1
+    if not spots:
+        return ""
+    where, count = max(spots.items(), key=lambda kv: kv[1])
+    if count < 3 or count * 2 < len(failures):
+        return ""
+    return f"{count} of {len(failures)} failures end at {where}: one root cause is likely."
 
 
 def render_others(others: Sequence[Failure], run: StageRun) -> str:
@@ -286,7 +313,11 @@ def render_others(others: Sequence[Failure], run: StageRun) -> str:
     lines = [f"{title} ({len(others)}):"]
     for key, items in list(groups.items())[:MAX_GROUPS]:
         lines.append(f"  {key}:")
-        lines += [f"    {_one_line(f)}" for f in items]
+        lines += [f"    {_one_line(f)}" for f in items[:PER_GROUP]]
+        if len(items) > PER_GROUP:
+            kinds = {f.error_type for f in items[PER_GROUP:] if f.error_type}
+            same = f", all {kinds.pop()}" if len(kinds) == 1 else ""
+            lines.append(f"    +{len(items) - PER_GROUP} more here{same}")
     hidden = list(groups.items())[MAX_GROUPS:]
     if hidden:
         count = sum(len(v) for _, v in hidden)

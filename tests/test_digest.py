@@ -1,0 +1,164 @@
+"""The digest over real captured outputs: shape, budget, anchor, framing, signatures, redaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from greenloop.classify import classify
+from greenloop.detect import Cascade, Stage
+from greenloop.digest import History, build_digest, estimate_tokens, normalize
+from greenloop.parsers import ParserInput, parse_output
+from greenloop.process import ProcessResult
+from greenloop.redact import redact
+from greenloop.report import render_github
+from greenloop.verify import CheckResult, StageRun
+
+OUTPUTS = Path(__file__).parent / "resources" / "outputs"
+
+
+def load(tool: str, case: str, **changes: str) -> tuple[CheckResult, str]:
+    data = json.loads((OUTPUTS / tool / f"{case}.json").read_text())
+    data.update(changes)
+    argv = tuple(data["argv"]) if isinstance(data["argv"], list) else ("sh", "-c", data["argv"])
+    merged = data["stdout"] + data["stderr"]
+    run = ProcessResult(
+        argv=argv,
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=merged,
+    )
+    parsed = parse_output(
+        ParserInput(
+            argv=argv,
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            merged=merged,
+            root=data["cwd_placeholder"],
+        )
+    )
+    stage = Stage(name="test", command=argv, why="captured")
+    verdict = classify(
+        run, parsed, command=stage.display, repo_modules={"src", "tests", "pkg", "calc"}
+    )
+    stage_run = StageRun(stage=stage, result=run, parsed=parsed, classification=verdict)
+    result = CheckResult(
+        cascade=Cascade(stages=(stage,), source="test"),
+        runs=(stage_run,),
+        verdict=verdict.verdict,
+        duration_s=1.5,
+    )
+    return result, data["cwd_placeholder"]
+
+
+def test_digest_of_a_deep_exception_names_the_test_the_error_and_the_deepest_project_frame() -> (
+    None
+):
+    result, root = load("pytest", "deep_exception")
+    digest = build_digest(result, root=root)
+    lines = digest.text.splitlines()
+    assert lines[0].startswith("The verifier failed (exit 1")
+    assert "FIRST FAILING TEST: tests/test_pipeline.py::test_run_scales_values" in digest.text
+    assert "TypeError: unsupported operand type(s) for +: 'int' and 'str'" in digest.text
+    assert "at src/pkg/c.py:6 in scale" in digest.text
+    assert "please" not in digest.text.lower()
+
+
+def test_forty_failure_cascade_stays_far_below_the_budget_and_clusters_the_rest() -> None:
+    result, root = load("pytest", "cascade_40")
+    digest = build_digest(result, root=root)
+    assert digest.tokens <= 2000
+    assert "OTHER FAILURES (39)" in digest.text
+    assert "more" in digest.text
+
+
+@pytest.mark.parametrize("budget", [150, 300, 700])
+def test_digest_never_exceeds_a_small_budget_and_keeps_the_header(budget: int) -> None:
+    result, root = load("pytest", "cascade_40")
+    digest = build_digest(result, root=root, budget=budget)
+    assert estimate_tokens(digest.text) <= budget
+    assert digest.text.startswith("The verifier failed")
+
+
+def test_anchor_says_the_failing_frame_lies_inside_the_last_edit() -> None:
+    result, root = load("pytest", "deep_exception")
+    diff = "--- a/src/pkg/c.py\n+++ b/src/pkg/c.py\n@@ -5,1 +5,2 @@\n-x\n+y\n+z\n"
+    digest = build_digest(result, root=root, diff=diff)
+    assert "YOUR LAST EDIT touched src/pkg/c.py:5-6." in digest.text
+    assert "The failure at src/pkg/c.py:6 lies inside that change." in digest.text
+
+
+def test_progress_framing_counts_fixed_and_new_failures() -> None:
+    result, root = load("pytest", "deep_exception")
+    history = History(
+        previous_failing=(
+            "tests/test_pipeline.py::test_run_scales_values",
+            "tests/test_x.py::test_gone",
+        )
+    )
+    digest = build_digest(result, root=root, history=history)
+    assert "1 of 2 previously failing now pass; 1 still fail." in digest.text
+
+
+def test_repeat_note_names_the_count_and_the_files_earlier_attempts_changed() -> None:
+    result, root = load("pytest", "deep_exception")
+    digest = build_digest(
+        result,
+        root=root,
+        history=History(times_seen=3, earlier_files=("src/pkg/a.py", "src/pkg/b.py")),
+    )
+    assert (
+        "This is the 3rd time this error appears; earlier attempts changed src/pkg/a.py, src/pkg/b.py."
+        in digest.text
+    )
+
+
+def test_signature_ignores_durations_addresses_and_tmp_paths() -> None:
+    a = normalize("boom at 0x7f3a2b in /tmp/pytest-of-root/x/test.py after 2.31s pid 4242")
+    b = normalize("boom at 0x1111 in /tmp/other/y/test.py after 0.02s pid 17")
+    assert a == b
+
+
+def test_same_output_with_different_timings_has_the_same_signature() -> None:
+    first, root = load("pytest", "deep_exception")
+    data = json.loads((OUTPUTS / "pytest" / "deep_exception.json").read_text())
+    second, _ = load("pytest", "deep_exception", stdout=data["stdout"].replace(" in 0.", " in 9."))
+    assert build_digest(first, root=root).signature == build_digest(second, root=root).signature
+
+
+def test_secrets_in_output_are_redacted() -> None:
+    text = "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 and sk-proj-ABCDEFGHIJKLMNOPQRSTUV and AKIAABCDEFGHIJKLMNOP"
+    out = redact(text, secrets=("hunter2-very-secret",)) + redact(
+        "pw=hunter2-very-secret", secrets=("hunter2-very-secret",)
+    )
+    assert "ghp_" not in out
+    assert "sk-proj" not in out
+    assert "AKIA" not in out
+    assert "hunter2" not in out
+    assert out.count("[REDACTED]") == 4
+
+
+def test_environment_failure_digest_is_for_the_human_not_the_agent() -> None:
+    result, root = load("pytest", "missing_third_party")
+    digest = build_digest(result, root=root)
+    assert not digest.for_agent
+    assert digest.text.startswith("ENVIRONMENT FAILURE")
+    assert "pip install psycopg2" in digest.text
+
+
+def test_cargo_digest_keeps_left_and_right_of_assert_eq() -> None:
+    result, root = load("cargo", "test_assert_eq")
+    digest = build_digest(result, root=root)
+    assert "FIRST FAILING TEST: tests::adds" in digest.text
+    assert "left: 0" in digest.text
+    assert "right: 4" in digest.text
+
+
+def test_github_format_emits_error_annotations_with_file_and_line() -> None:
+    result, root = load("tsc", "default")
+    out = render_github(result, build_digest(result, root=root))
+    assert "::error file=src/main.ts,line=4,col=20," in out

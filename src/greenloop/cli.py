@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_install,
         _add_uninstall,
         _add_mcp,
+        _add_demo,
     ):
         add(sub)
     return parser
@@ -156,6 +157,21 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
+
+
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="watch the loop fix a bundled buggy project (scripted model, offline, no key)",
+        description="Copies a small project with two bugs into a temporary git repository and "
+        "runs the real loop with the built-in agent against a scripted model server on "
+        "127.0.0.1. Needs pytest and the [llm] extra. Exit code: the loop's (0 on success).",
+    )
+    p.add_argument(
+        "--keep", action="store_true", help="keep the demo repository and print its path"
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(handler=_lazy("greenloop.demo", "main_demo"))
 
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -21,8 +21,8 @@ RESULT_TONES = {
     "interrupted": "env",
 }
 DIFF_LINE_CAP = 1500
-CHART_W, CHART_H = 640, 220
-PAD_L, PAD_R, PAD_T, PAD_B = 44, 16, 16, 36
+CHART_W, CHART_H = 480, 200
+PAD_L, PAD_R, PAD_T, PAD_B = 40, 14, 14, 40
 
 Reader = Callable[[Path], str]
 

@@ -1232,6 +1232,16 @@ add("jest", "ci_verbose", fs, ["jest", "--ci", "--verbose"],
     facts(["parseUser › splits name and age", "loadConfig defaults the port"], "toEqual",
           "expect(received).toEqual(expected)", at(fs, "test/user.test.js", "toEqual({ name"), 2))
 
+# a jest worker killed by a signal mid-run (seed 003: killed, never "0 failures")
+fs = {
+    "package.json": '{\n  "name": "jestkill",\n  "private": true\n}\n',
+    "test/dies.test.js": 'test("dies", () => {\n  process.kill(process.pid, "SIGKILL");\n});\n',
+    **{f"test/ok{i}.test.js": f'test("ok {i}", () => {{\n  expect({i}).toBe({i});\n}});\n' for i in (1, 2, 3)},
+}
+add("jest", "worker_killed", fs, ["jest", "-w", "2"],
+    facts(["test/dies.test.js"], None, "was terminated by another process: signal=SIGKILL", None, None,
+          killed=True))
+
 fs = {
     "package.json": '{\n  "name": "vitestdemo",\n  "private": true,\n  "type": "module"\n}\n',
     "src/user.js": JEST_SRC.replace("module.exports = { parseUser, loadConfig };", "export { parseUser, loadConfig };"),
@@ -1306,6 +1316,24 @@ nt_facts = facts(["pop returns last pushed", "items deep equal", "peek on empty"
 add("node-test", "spec", fs, ["node", "--test", "--test-reporter=spec"], nt_facts)
 add("node-test", "tap", fs, ["node", "--test", "--test-reporter=tap"], nt_facts)
 add("node-test", "default", fs, ["node", "--test"], nt_facts)
+
+# a test file killed by a signal: node reports it as one failing "test" named by its path
+fs = {
+    "package.json": '{\n  "name": "ntkill",\n  "private": true\n}\n',
+    "test/a.test.js": D("""
+        const test = require("node:test");
+        test("ok one", () => {});
+        test("dies", () => { process.kill(process.pid, "SIGSEGV"); });
+        """),
+    "test/b.test.js": D("""
+        const test = require("node:test");
+        test("b passes", () => {});
+        """),
+}
+add("node-test", "file_killed", fs, ["node", "--test"],
+    facts(["test/a.test.js"], "SIGSEGV", "test failed", "test/a.test.js:1", 1, killed=True))
+add("node-test", "file_killed_spec", fs, ["node", "--test", "--test-reporter=spec"],
+    facts(["test/a.test.js"], None, "test failed", None, 1, killed=True))
 
 # --------------------------------------------------------------------------
 # cargo

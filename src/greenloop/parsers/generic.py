@@ -30,7 +30,10 @@ MAX_DETAIL = 15
 def parse(inp: ParserInput) -> ParseResult:
     text = text_of(inp)
     failures: list[Failure] = []
-    for m in _DIAG.finditer(text):
+    for line in text.split("\n"):
+        m = _DIAG.match(line[:MAX_LINE]) if ":" in line else None
+        if m is None:
+            continue
         if len(failures) >= MAX_FAILURES:
             break
         sev = (m["sev"] or "").replace("fatal ", "")
@@ -48,14 +51,14 @@ def parse(inp: ParserInput) -> ParseResult:
                 severity="warning" if sev == "warning" else "error",
             )
         )
-    killed = tuple(m["name"].strip() for m in _KILLED.finditer(text))[:MAX_FAILURES]
+    killed = tuple(m["name"].strip() for m in _KILLED.finditer(text)) if "[KILLED]" in text else ()
     return ParseResult(
         tool="generic", failures=tuple(failures), counts=_plain_counts(text), killed=killed
     )
 
 
 def _plain_counts(text: str) -> Counts:
-    found = list(_PLAIN_SUMMARY.finditer(text))
+    found = list(_PLAIN_SUMMARY.finditer(text)) if " passed, " in text else []
     if not found:
         return Counts()
     m = found[-1]

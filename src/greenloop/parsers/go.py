@@ -110,14 +110,16 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             _message(state, msg)
         elif line.startswith("# "):
             diag_pkg = line[2:].split(" ")[0]
-        elif (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok"):
+        elif (
+            line[:1] in "oF?" and (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok")
+        ):
             state.packages += 1
             for test in pending:
                 test.package = test.package or p["pkg"]
             pending = []
-        elif (d := _DIAG.match(line)) is not None:
+        elif ".go:" in line and (d := _DIAG.match(line)) is not None:
             state.diagnostics.append(_diagnostic(state, d, diag_pkg))
-        elif (s := _SIGNAL.match(line)) is not None:
+        elif line[:1] in "s*" and (s := _SIGNAL.match(line)) is not None:
             state.killed.append(f"{package or diag_pkg or 'test binary'} ({s['sig'] or 'killed'})")
         elif state.current and line.startswith("        ") and state.current in state.tests:
             state.tests[state.current].detail.append(line.strip())

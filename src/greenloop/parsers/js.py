@@ -55,7 +55,7 @@ def parse(inp: ParserInput) -> ParseResult:
         counts.append(c)
     failures, killed, c = _node(text, lines, inp.root, failures, killed)
     counts.append(c)
-    seen = [c for c in counts if c.summary_seen]
+    seen = [c for c in counts if c.summary_seen and not killed]  # killed: incomplete
     return ParseResult(
         tool="js",
         failures=tuple(failures[:MAX_FAILURES]),

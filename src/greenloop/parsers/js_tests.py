@@ -86,15 +86,12 @@ _JEST_KILLED = re.compile(
 
 def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list[str]]:
     failures: list[Failure] = []
-    killed: list[str] = []
     suite = ""
     i = 0
     while i < len(lines) and len(failures) < MAX_FAILURES:
         line = lines[i]
         if (f := _JEST_FILE.match(line)) is not None:
             suite = f["file"]
-        if (k := _JEST_KILLED.search(line)) is not None:
-            killed.append(f"{suite or 'jest worker'} ({k['sig'] or k['what']})")
         head = _JEST_HEAD.match(line)
         if not head:
             i += 1
@@ -105,7 +102,21 @@ def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list
             name = suite or name
         failures.append(_test_failure(name, lines[i + 1 : end], root))
         i = end
+    killed = _jest_killed(lines)
     return failures, _jest_counts(lines, killed), killed
+
+
+def _jest_killed(lines: list[str]) -> list[str]:
+    killed: list[str] = []
+    suite = ""
+    for line in lines:
+        if line.startswith(("FAIL", "PASS", "RUNS")) and (f := _JEST_FILE.match(line)) is not None:
+            suite = f["file"]
+        elif "worker" in line or "retries" in line:
+            k = _JEST_KILLED.search(line)
+            if k:
+                killed.append(f"{suite or 'jest worker'} ({k['sig'] or k['what']})")
+    return killed
 
 
 def _jest_block_end(lines: list[str], start: int) -> int:

@@ -56,6 +56,7 @@ def _case(case: Element, root: str, failures: list[Failure], totals: list[int]) 
 
 
 def _failure(case: Element, problem: Element, root: str) -> Failure:
+    # node --test writes the placeholder classname "test"
     classname, name = case.get("classname", ""), case.get("name", "")
     body = (problem.text or "").strip().split("\n")
     frames = _frames(body, root)
@@ -64,7 +65,7 @@ def _failure(case: Element, problem: Element, root: str) -> Failure:
     message = (problem.get("message") or (body[0] if body else "")).strip()
     return Failure(
         kind=Kind.TEST,
-        id=f"{classname}.{name}" if classname and classname != name else name,
+        id=f"{classname}.{name}" if classname not in ("", name, "test") else name,
         file=file,
         line=to_int(case.get("line")) or (where.line if where else None),
         error_type=(problem.get("type") or "").strip() or problem.tag,

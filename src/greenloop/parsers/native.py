@@ -12,6 +12,7 @@ from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, P
 _CC = re.compile(
     r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>fatal error|error|warning|note): (?P<msg>.*)$"
 )
+_SEVERITY = re.compile(r": (?:fatal error|error|warning|note): ")
 _FLAG = re.compile(r" \[(?P<flag>-W[\w=+-]+|-Werror[\w=+-]*)\]$")
 _LD = re.compile(
     r"^(?:(?P<file>[^\s:]+):\([^)]*\): )?(?P<msg>undefined reference to .*|multiple definition of .*)$"
@@ -84,7 +85,7 @@ def _compiler(lines: list[str], root: str) -> list[Failure]:
     failures: list[Failure] = []
     detail: list[str] = []
     for line in lines:
-        m = _CC.match(line) if ": " in line and not line.startswith(" ") else None
+        m = _CC.match(line) if _SEVERITY.search(line) and line[:1] != " " else None
         if m and m["sev"] == "note":
             detail.append(line.strip())
             continue
@@ -100,9 +101,11 @@ def _compiler(lines: list[str], root: str) -> list[Failure]:
             _close(failures, detail)
             detail = []
             failures.append(_ld_failure(ld, root))
-        elif failures and line.startswith(" ") and len(detail) < 15:
+        elif not failures:
+            continue
+        elif line[:1] == " " and len(detail) < 15:
             detail.append(line.rstrip())
-        elif line.strip():
+        elif detail and line.strip():
             _close(failures, detail)
             detail = []
         if len(failures) >= MAX_FAILURES:

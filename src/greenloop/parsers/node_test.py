@@ -30,7 +30,8 @@ def parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         if not m or len(failures) >= MAX_FAILURES:
             continue
         depth = len(m["indent"])
-        name = " > ".join([p[1] for p in parents if p[0] < depth] + [m["name"].strip()])
+        own = relative(m["name"].strip(), root)  # a test file that died is named by its path
+        name = " > ".join([p[1] for p in parents if p[0] < depth] + [own])
         fields = _yaml_block(lines, i + 1, depth + 2)
         if _unquote(fields.get("failureType", "")) == "subtestsFailed":
             continue
@@ -101,10 +102,10 @@ def parse_spec(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         body = _indented_body(lines, i + 1, len(m["indent"]))
         if not body:
             continue  # a suite whose children failed
-        name = m["name"].strip()
+        name = relative(m["name"].strip(), root)
         failure = _spec_failure(name, body, root)
         if _SCRIPT.search(name) and failure.message.strip("'\"") == "test failed":
-            killed.append(f"{relative(name, root)} (test file did not finish)")
+            killed.append(f"{name} (test file did not finish)")
         failures.append(failure)
     return failures, killed
 

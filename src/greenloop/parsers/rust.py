@@ -56,7 +56,7 @@ def _test_failures(lines: list[str], root: str) -> list[Failure]:
     failures: dict[str, Failure] = {}
     i = 0
     while i < len(lines):
-        m = _SECTION.match(lines[i])
+        m = _SECTION.match(lines[i]) if lines[i].startswith("---- ") else None
         if m:
             end = _section_end(lines, i + 1)
             failures[m["name"]] = _test_failure(m["name"], lines[i + 1 : end], root)

@@ -1,0 +1,305 @@
+"""Non-Python parsers over REAL captured outputs (tests/resources/outputs/<tool>/<case>.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from greenloop.parsers import (
+    ParseResult,
+    ParserInput,
+    generic,
+    go,
+    js,
+    junit,
+    native,
+    parse_output,
+    ruby,
+    rust,
+)
+from greenloop.parsers.model import Failure
+from greenloop.process import run_command
+
+OUTPUTS = Path(__file__).parent / "resources" / "outputs"
+TOOLS = (
+    "cargo",
+    "go",
+    "jest",
+    "vitest",
+    "node-test",
+    "tsc",
+    "eslint",
+    "prettier",
+    "rspec",
+    "minitest",
+    "make",
+    "ctest",
+    "phpunit",
+    "javac",
+)
+# Facts that are true but that the tool never prints, so no parser can recover them.
+NOT_PRINTED: dict[str, set[str]] = {
+    "cargo/test_sigsegv": {"failing_ids", "frame"},  # the binary died before naming the test
+    "cargo/test_abort": {"failing_ids", "frame"},
+    "go/vet": {"failing_ids", "error_type"},  # the analyzer name (printf) is not in text output
+    "phpunit/failure_and_error": {"error_type"},  # PHPUnit 9 prints no class for failures
+}
+PARSE_FNS = (rust.parse, go.parse, js.parse, ruby.parse, native.parse, junit.parse, generic.parse)
+
+
+def _cases() -> list[Path]:
+    return sorted(p for tool in TOOLS for p in (OUTPUTS / tool).glob("*.json"))
+
+
+def _load(path: Path) -> tuple[dict[str, Any], ParserInput]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    inp = ParserInput(
+        argv=tuple(data["argv"]) if isinstance(data["argv"], list) else ("sh", "-c", data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        root=data["cwd_placeholder"],
+    )
+    return data, inp
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _matches_id(failure: Failure, wanted: str) -> bool:
+    return wanted in (failure.id, failure.code) or failure.id.endswith("." + wanted)
+
+
+def _locations(failure: Failure) -> set[str]:
+    found = {f"{fr.file}:{fr.line}" for fr in failure.frames}
+    return found | {f"{failure.file}:{failure.line}"}
+
+
+def _explains(failure: Failure, facts: dict[str, Any], skip: set[str]) -> bool:
+    """Does this one failure carry the case's error type, message and frame together?"""
+    wanted_type = facts["error_type"] if "error_type" not in skip else None
+    if wanted_type and wanted_type not in (failure.error_type, failure.code):
+        return False
+    text = _flat(" ".join((failure.message, *failure.detail)))
+    if facts["message"] and _flat(facts["message"]) not in text:
+        return False
+    return not (
+        facts["frame"] and "frame" not in skip and facts["frame"] not in _locations(failure)
+    )
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_parser_recovers_the_facts_of_each_real_output(path: Path) -> None:
+    data, inp = _load(path)
+    facts = data["facts"]
+    skip = NOT_PRINTED.get(f"{path.parent.name}/{path.stem}", set())
+    result = parse_output(inp)
+    assert not result.notes or all("parser failed" not in n for n in result.notes), result.notes
+    if "failing_ids" not in skip:
+        for wanted in facts["failing_ids"]:
+            assert any(_matches_id(f, wanted) for f in result.failures), (wanted, result.failures)
+    assert any(_explains(f, facts, skip) for f in result.failures), result.failures
+    _check_count(result, facts["count_failed"])
+    assert bool(result.killed) is facts["killed"], result.killed
+    if facts["killed"]:  # seed 003: a killed run is incomplete, never "0 failures"
+        assert not result.counts.summary_seen
+        assert result.failures
+
+
+def _check_count(result: ParseResult, expected: int | None) -> None:
+    if expected is None:
+        return
+    if result.counts.summary_seen and any(f.kind == "test" for f in result.failures):
+        assert result.counts.failing == expected, result.counts
+    else:
+        assert expected in (len(result.failures), len(result.errors)), result.failures
+
+
+# ---- never raise, never hang ------------------------------------------------------------------
+def _feed(
+    text: str, *, argv: tuple[str, ...] = ("tool",), artifacts: tuple[tuple[str, str], ...] = ()
+) -> None:
+    inp = ParserInput(
+        argv=argv, exit_code=1, stdout=text, stderr=text[-500:], root="/r", artifacts=artifacts
+    )
+    for fn in PARSE_FNS:
+        result = fn(inp)
+        assert isinstance(result, ParseResult)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text())
+def test_parsers_never_raise_on_random_text(text: str) -> None:
+    _feed(text, artifacts=(("report.xml", text),))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary())
+def test_parsers_never_raise_on_random_bytes(data: bytes) -> None:
+    _feed(data.decode("utf-8", errors="replace"))
+
+
+_REAL_LINES = [
+    line
+    for p in _cases()
+    for line in _load(p)[1].stdout.splitlines() + _load(p)[1].stderr.splitlines()
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_REAL_LINES), max_size=80))
+def test_parsers_never_raise_on_interleaved_real_lines(lines: list[str]) -> None:
+    _feed("\n".join(lines))
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+@settings(max_examples=25, deadline=None)
+@given(cut=st.floats(min_value=0, max_value=1))
+def test_parsers_never_raise_on_truncated_real_output(path: Path, cut: float) -> None:
+    _, inp = _load(path)
+    text = inp.stdout + "\n" + inp.stderr
+    _feed(text[: int(len(text) * cut)], argv=inp.argv)
+
+
+_HUGE_SHAPES = (
+    "x" * 10_000_000,
+    "  \u25cf " + "a \u203a " * 2_500_000,
+    "at a (" * 1_700_000,
+    "a:1:" * 2_500_000,
+    " " * 10_000_000 + "x",
+    "error[E0308]: " + "a " * 5_000_000,
+    "main.c:1:2: error: " + "(" * 10_000_000,
+    "--- FAIL: " + "T" * 10_000_000,
+    '[{"filePath":"' + "a" * 10_000_000,
+)
+
+
+@pytest.mark.parametrize("shape", range(len(_HUGE_SHAPES)))
+def test_parsers_finish_a_10mb_single_line_within_two_seconds(shape: int) -> None:
+    started = time.monotonic()
+    _feed(_HUGE_SHAPES[shape], artifacts=(("big.xml", "<a>" * 100_000),))
+    assert time.monotonic() - started < 2.0
+
+
+# ---- real runs: JUnit XML, wrappers, KILLED lines -------------------------------------------------
+def _run(argv: list[str], cwd: Path) -> ParserInput:
+    result = run_command(argv, cwd=cwd, timeout_s=120)
+    return ParserInput(
+        argv=result.argv,
+        exit_code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        merged=result.merged,
+        root=str(cwd),
+    )
+
+
+def test_junit_reads_a_real_pytest_junitxml_report(tmp_path: Path) -> None:
+    (tmp_path / "test_calc.py").write_text(
+        "def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_ok():\n    pass\n"
+    )
+    run = _run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--junitxml=r.xml"], tmp_path
+    )
+    inp = ParserInput(artifacts=(("r.xml", (tmp_path / "r.xml").read_text()),), root=str(tmp_path))
+    result = junit.parse(inp)
+    assert run.exit_code == 1
+    assert [f.id for f in result.failures] == ["test_calc.test_add"]
+    assert "assert 0 == 4" in result.failures[0].message
+    assert (result.counts.passed, result.counts.failed, result.counts.summary_seen) == (1, 1, True)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_junit_reads_a_real_node_test_junit_report(tmp_path: Path) -> None:
+    (tmp_path / "a.test.js").write_text(
+        'const test = require("node:test");\nconst assert = require("node:assert");\n'
+        'test("adds", () => { assert.strictEqual(1 + 1, 3); });\ntest("fine", () => {});\n'
+    )
+    _run(
+        [
+            "node",
+            "--test",
+            "--test-reporter=junit",
+            "--test-reporter-destination=r.xml",
+            "a.test.js",
+        ],
+        tmp_path,
+    )
+    result = junit.parse(
+        ParserInput(artifacts=(("r.xml", (tmp_path / "r.xml").read_text()),), root=str(tmp_path))
+    )
+    assert [f.id for f in result.failures] == ["adds"]
+    assert "strictly equal" in result.failures[0].message
+    assert ("a.test.js", 3) in {(fr.file, fr.line) for fr in result.failures[0].frames}
+    assert (result.counts.passed, result.counts.failed) == (1, 1)
+
+
+def test_junit_turns_hostile_or_broken_xml_into_a_note() -> None:
+    bomb = '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><x>&b;</x>'
+    result = junit.parse(
+        ParserInput(artifacts=(("bomb.xml", bomb), ("cut.xml", "<testsuite><testcase")))
+    )
+    assert result.failures == ()
+    assert len(result.notes) == 2
+    assert not result.counts.summary_seen
+
+
+def test_npm_test_is_parsed_by_the_tool_its_output_shows() -> None:
+    _, inp = _load(OUTPUTS / "jest" / "failures.json")
+    result = parse_output(replace(inp, argv=("npm", "test")))
+    assert "js" in result.tool
+    assert "parseUser › splits name and age" in {f.id for f in result.failures}  # noqa: RUF001
+
+
+def test_make_running_cargo_test_is_parsed_as_cargo() -> None:
+    _, inp = _load(OUTPUTS / "cargo" / "test_assert_eq.json")
+    result = parse_output(replace(inp, argv=("make", "test")))
+    assert {"tests::adds", "tests::splits_words"} <= {f.id for f in result.failures}
+    assert result.counts.failed == 2
+
+
+def test_a_runners_killed_lines_are_reported_as_killed(tmp_path: Path) -> None:
+    script = tmp_path / "test-all.sh"
+    script.write_text(
+        "#!/bin/sh\necho '[PASS] unit'\necho '[KILLED] integration (signal 9)'\nexit 3\n"
+    )
+    script.chmod(0o755)
+    result = parse_output(_run([str(script)], tmp_path))
+    assert result.killed == ("integration (signal 9)",)
+    assert not result.counts.summary_seen
+
+
+@pytest.mark.skipif(
+    shutil.which("go") is None, reason="go is not installed (apt-get install golang-go)"
+)
+def test_go_test_json_events_give_the_same_failures_as_text(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.18\n")
+    (tmp_path / "m_test.go").write_text(
+        'package m\n\nimport "testing"\n\nfunc TestA(t *testing.T) { t.Errorf("want %d", 2) }\n'
+        "func TestB(t *testing.T) {}\n"
+    )
+    env = {**os.environ, "GOFLAGS": "-json", "GOPROXY": "off", "GOCACHE": str(tmp_path / ".cache")}
+    result = run_command(["go", "test", "./..."], cwd=tmp_path, env=env, timeout_s=300)
+    parsed = parse_output(
+        ParserInput(
+            argv=result.argv, stdout=result.stdout, stderr=result.stderr, root=str(tmp_path)
+        )
+    )
+    assert [f.id for f in parsed.failures] == ["example.com/m.TestA"]
+    assert (parsed.failures[0].file, parsed.failures[0].line, parsed.failures[0].message) == (
+        "m_test.go",
+        5,
+        "want 2",
+    )
+    assert (parsed.counts.passed, parsed.counts.failed, parsed.counts.summary_seen) == (1, 1, True)

@@ -211,6 +211,6 @@ def _epilogue(demo: DemoRun, data: Mapping[str, Any], out: TextIO) -> None:
     lines.append(report.render_run_text(dict(data)).rstrip())
     if demo.unanswered:
         lines.append(f"\nwarning: {demo.unanswered} scripted replies were never asked for")
-    where = f"kept at {demo.repo}" if demo.kept else "removed (use --keep to inspect it)"
-    lines += ["", f"The demo repository is {where}.", "", SCRIPTED, REAL_MODEL]
+    where = f"kept: {demo.repo}" if demo.kept else "removed (use --keep to inspect it)"
+    lines += ["", f"The demo repository is {where}", "", SCRIPTED, REAL_MODEL]
     print("\n".join(lines), file=out, flush=True)

@@ -4,6 +4,8 @@ Loaded with ``PYTHONPATH=<a dir holding only this file>`` and ``PYTEST_PLUGINS=g
 so it works in whatever environment runs the user's pytest. Depends only on pytest and the standard
 library (no greenloop imports: it runs inside the user's interpreter). It never changes the run: every
 hook swallows its own errors, and it writes nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset.
+The one exception is greenloop's failing-first run (issue 7): ``GREENLOOP_PYTEST_SELECT`` (node ids
+and test files, one a line) deselects every other item and ``GREENLOOP_PYTEST_FAILFAST`` acts as ``-x``.
 
 Each line is one event, flushed at once, so a run killed halfway still leaves what it did (the test it
 was in when it died: a ``start`` without a ``report`` for ``teardown``).
@@ -22,6 +24,8 @@ from typing import Any
 import pytest
 
 ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
+ENV_SELECT = "GREENLOOP_PYTEST_SELECT"
+ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
 MAX_TEXT = 8000
 MAX_FRAMES = 40
 
@@ -47,6 +51,9 @@ def _worker_id(config: Any) -> str:
 
 
 def pytest_configure(config: Any) -> None:
+    with contextlib.suppress(Exception):
+        if os.environ.get(ENV_FAILFAST):
+            config.option.maxfail = 1
     try:
         directory = os.environ.get(ENV_DIR)
         if not directory:
@@ -79,6 +86,29 @@ def pytest_unconfigure(config: Any) -> None:
             handle.close()
     except Exception:
         pass
+
+
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    try:
+        wanted = {w for w in os.environ.get(ENV_SELECT, "").split("\n") if w}
+        if not wanted:
+            return
+        base = str(config.invocation_params.dir)
+        keep = [item for item in items if _selected(item, wanted, base)]
+        drop = [item for item in items if not _selected(item, wanted, base)]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    except Exception:
+        pass
+
+
+def _selected(item: Any, wanted: set[str], base: str) -> bool:
+    """The node id, one of its parents (file, class), or its file relative to the invocation dir."""
+    parts = item.nodeid.split("::")
+    if any("::".join(parts[:i]) in wanted for i in range(1, len(parts) + 1)):
+        return True
+    return os.path.relpath(str(item.path), base) in wanted
 
 
 def pytest_collection_finish(session: Any) -> None:

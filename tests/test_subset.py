@@ -1,0 +1,232 @@
+"""subset.narrow on real runners: the narrowed stage runs exactly the failing tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from greenloop.detect import Stage
+from greenloop.parsers.model import Failure, Kind
+from greenloop.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
+from greenloop.verify import StageRun, run_stage
+
+PY = sys.executable
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def run(root: Path, stage: Stage, env: tuple[tuple[str, str], ...] = ()) -> StageRun:
+    return run_stage(root, stage, timeout=300, environ={**os.environ, **dict(env)})
+
+
+def full_then_subset(root: Path, stage: Stage, **kw: object) -> tuple[StageRun, Subset, StageRun]:
+    full = run(root, stage)
+    assert full.verdict.value == "failed", full.result.merged
+    subset = narrow(stage, full.parsed.errors, tool=full.parsed.tool, **kw)  # type: ignore[arg-type]
+    assert subset is not None
+    return full, subset, run(root, subset.stage, subset.env)
+
+
+def ids(run: StageRun) -> set[str]:
+    return {f.id for f in run.parsed.errors}
+
+
+PYTEST_FILES = {
+    "test_a.py": "def test_ok():\n    pass\n\n\ndef test_bad():\n    assert 1 == 2\n\n\n"
+    "def test_bad_but_passing():\n    pass\n",
+    "tests/test_b.py": "import pytest\n\n\n@pytest.mark.parametrize('n', [1, 2, 3])\n"
+    "def test_param(n):\n    assert n != 2\n\n\nclass TestK:\n    def test_m(self):\n"
+    "        assert False\n\n    def test_fine(self):\n        pass\n",
+    "tests/test_c.py": "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n",
+}
+
+
+def test_pytest_subset_runs_exactly_the_failing_node_ids(tmp_path: Path) -> None:
+    root = write(tmp_path, PYTEST_FILES)
+    stage = Stage(
+        name="test", command=f"{PY} -m pytest -q -p no:cacheprovider tests test_a.py", why=""
+    )
+    full, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert full.parsed.counts.ran == 10
+    expected = {
+        "test_a.py::test_bad",
+        "tests/test_b.py::test_param[2]",
+        "tests/test_b.py::TestK::test_m",
+    }
+    assert ids(full) == expected
+    assert subset.stage == stage  # the command is untouched: the plugin selects
+    assert ids(again) == expected
+    assert again.parsed.counts.ran == 3
+    assert again.parsed.counts.passed == 0
+
+
+def test_pytest_subset_adds_whole_test_files_the_edit_touched(tmp_path: Path) -> None:
+    root = write(tmp_path, PYTEST_FILES)
+    stage = Stage(name="test", command=(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"), why="")
+    _, subset, again = full_then_subset(
+        root, stage, touched=("tests/test_c.py", "calc.py"), fail_fast=False
+    )
+    assert subset.files == ("tests/test_c.py",)
+    assert again.parsed.counts.passed == 2  # test_c's two tests, nothing else that passes
+    assert again.parsed.counts.failed == 3
+
+
+def test_pytest_subset_fail_fast_stops_at_the_first_failure(tmp_path: Path) -> None:
+    root = write(tmp_path, PYTEST_FILES)
+    stage = Stage(name="test", command=(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"), why="")
+    _, subset, again = full_then_subset(root, stage)
+    assert (FAILFAST_ENV, "1") in subset.env
+    assert again.parsed.counts.failed == 1
+    assert again.parsed.counts.passed == 0
+
+
+def test_pytest_in_a_shell_pipeline_is_narrowed_by_the_plugin(tmp_path: Path) -> None:
+    root = write(tmp_path, PYTEST_FILES)
+    stage = Stage(
+        name="test", command=f"echo start && {PY} -m pytest -q -p no:cacheprovider", why=""
+    )
+    _, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert dict(subset.env)[SELECT_ENV].split("\n")[0] == "test_a.py::test_bad"
+    assert again.parsed.counts.ran == 3
+
+
+UNITTEST_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/test_u.py": "import unittest\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_ok(self):\n        pass\n\n    def test_bad(self):\n        self.assertEqual(1, 2)\n\n"
+    "    def test_bad_but_passing(self):\n        pass\n\n\nclass U(unittest.TestCase):\n"
+    "    def test_other(self):\n        self.assertTrue(False)\n",
+}
+
+
+def test_unittest_subset_runs_exactly_the_failing_ids(tmp_path: Path) -> None:
+    root = write(tmp_path, UNITTEST_FILES)
+    stage = Stage(name="test", command=(PY, "-m", "unittest"), why="")
+    full, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert full.parsed.counts.ran == 4
+    assert subset.stage.command == (
+        PY,
+        "-m",
+        "unittest",
+        "pkg.test_u.T.test_bad",
+        "pkg.test_u.U.test_other",
+    )
+    assert ids(again) == ids(full) == {"pkg.test_u.T.test_bad", "pkg.test_u.U.test_other"}
+    assert again.parsed.counts.ran == 2
+
+
+def test_unittest_with_a_discover_start_dir_is_not_narrowed(tmp_path: Path) -> None:
+    stage = Stage(name="test", command=f"{PY} -m unittest discover -s tests", why="")
+    failure = Failure(kind=Kind.TEST, id="test_x.T.test_a")
+    assert narrow(stage, [failure], tool="unittest") is None
+
+
+CARGO_LIB = """\
+pub fn f() -> i32 { 1 }
+
+#[cfg(test)]
+mod tests {
+    #[test] fn ok() { assert_eq!(super::f(), 1); }
+    #[test] fn bad() { assert_eq!(super::f(), 2); }
+    #[test] fn bad_but_passing() { assert_eq!(super::f(), 1); }
+    #[test] fn other() { assert_eq!(super::f(), 3); }
+}
+"""
+
+
+def test_cargo_subset_runs_exactly_the_failing_tests(tmp_path: Path) -> None:
+    root = write(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": CARGO_LIB,
+        },
+    )
+    stage = Stage(name="test", command=("cargo", "test", "-q"), why="")
+    full, subset, again = full_then_subset(root, stage)
+    assert full.parsed.counts.ran == 4
+    assert subset.stage.command == ("cargo", "test", "-q", "--", "--exact", *subset.ids)
+    assert ids(again) == ids(full) == {"tests::bad", "tests::other"}
+    assert again.parsed.counts.ran == 2
+
+
+def test_cargo_with_its_own_filter_is_not_narrowed() -> None:
+    stage = Stage(name="test", command=("cargo", "test", "parser"), why="")
+    assert narrow(stage, [Failure(kind=Kind.TEST, id="tests::bad")], tool="cargo") is None
+
+
+NODE_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+test('ok one', () => {});
+test('bad one', () => { assert.strictEqual(1, 2); });
+test('bad one too', () => {});
+test.describe('suite', () => {
+  test.it('bad (nested)', () => { assert.strictEqual(1, 3); });
+  test.it('fine nested', () => {});
+});
+"""
+
+
+def test_node_test_subset_runs_exactly_the_failing_tests(tmp_path: Path) -> None:
+    root = write(
+        tmp_path, {"a.test.js": NODE_TEST, "b.test.js": "require('node:test')('b', () => {});\n"}
+    )
+    stage = Stage(name="test", command=("node", "--test"), why="")
+    full, subset, again = full_then_subset(root, stage)
+    assert full.parsed.counts.passed == 4
+    assert ids(full) == {"bad one", "bad (nested)"}
+    assert subset.stage.command[-1] == "a.test.js"
+    assert ids(again) == ids(full)
+    assert again.parsed.counts.ran == 2
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go not installed")
+def test_go_subset_runs_exactly_the_failing_tests(tmp_path: Path) -> None:
+    test_go = (
+        'package pkg\n\nimport "testing"\n\nfunc TestOk(t *testing.T) {}\n'
+        'func TestBad(t *testing.T) { t.Fatal("bad") }\n'
+        "func TestBadButPassing(t *testing.T) {}\n"
+        'func TestOther(t *testing.T) { t.Run("sub", func(t *testing.T) { t.Fatal("x") }) }\n'
+    )
+    root = write(
+        tmp_path, {"go.mod": "module example.com/m\n\ngo 1.20\n", "pkg/a_test.go": test_go}
+    )
+    stage = Stage(name="test", command=("go", "test", "./..."), why="")
+    full, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert "example.com/m/pkg.TestBad" in ids(full)
+    assert subset.stage.command == ("go", "test", "-run=^(TestBad|TestOther)$", "example.com/m/pkg")
+    assert ids(again) == ids(full)
+    assert again.parsed.counts.passed == full.parsed.counts.passed - 2  # TestOk, TestBadButPassing
+
+
+def test_go_subset_adds_failfast_and_keeps_known_flags() -> None:
+    stage = Stage(name="test", command="go test -v -count=1 -run Foo ./...", why="")
+    subset = narrow(stage, [Failure(kind=Kind.TEST, id="example.com/m.TestA")], tool="go")
+    assert subset is not None
+    assert subset.stage.command == "go test -v -count=1 -failfast '-run=^(TestA)$' example.com/m"
+
+
+def test_unknown_runner_shell_pipeline_and_non_test_failures_run_in_full() -> None:
+    failure = Failure(kind=Kind.TEST, id="x")
+    assert narrow(Stage(name="t", command=("rspec",), why=""), [failure], tool="rspec") is None
+    shell = Stage(name="t", command="cargo test && cargo clippy", why="")
+    assert narrow(shell, [failure], tool="cargo") is None
+    build = Failure(kind=Kind.BUILD, id="src/lib.rs:1:1 E0308")
+    assert narrow(Stage(name="t", command=("cargo", "test"), why=""), [build], tool="cargo") is None
+    assert narrow(Stage(name="t", command=("cargo", "test"), why=""), [], tool="cargo") is None
+
+
+def test_touched_test_files_keeps_python_test_files_only() -> None:
+    files = ("calc.py", "tests/test_calc.py", "tests/conftest.py", "pkg/io_test.py", "README.md")
+    assert touched_test_files(files) == ("tests/test_calc.py", "pkg/io_test.py")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "check": "greenloop.check",
+    "check": "greenloop.checking",
     "run_loop": "greenloop.loop",
     "LoopResult": "greenloop.loop",
     "Iteration": "greenloop.loop",
@@ -31,7 +31,7 @@ __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:
     from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
-    from greenloop.check import check
+    from greenloop.checking import check
     from greenloop.classify import Verdict
     from greenloop.config import Config, StageSpec
     from greenloop.errors import FatalError

@@ -119,13 +119,13 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
-    p.set_defaults(handler=_lazy("greenloop.check", "main_check"))
+    p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 
 def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.set_defaults(handler=_lazy("greenloop.check", "main_detect"))
+    p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
 
 
 def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

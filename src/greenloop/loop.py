@@ -3,6 +3,7 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -10,15 +11,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, record, trust
+from greenloop import checkpoints, git, record, subset, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest, Usage
-from greenloop.check import resolve_cascade
+from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.detect import Cascade
+from greenloop.detect import Stage
 from greenloop.digest import Digest, History, build_digest, signatures_of
+from greenloop.flaky import failing_test_ids, flipped, without_flaky
+from greenloop.parsers.model import Failure
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
-from greenloop.verify import CheckResult, run_cascade
+from greenloop.verify import CheckResult, StageRun, run_cascade, run_stage
 
 DEFAULT_TASK = (
     "Make the verifier pass by fixing the implementation. Do not edit, skip or delete tests, "
@@ -49,6 +53,8 @@ class Iteration:
     reruns: int = 0
     usage: Usage = field(default_factory=Usage)
     summary: str = ""
+    subset: bool = False
+    """The verdict came from the failing tests only (issue 7); success is never decided on one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +78,8 @@ class LoopResult:
     record_dir: str = ""
     agent: str = ""
     verifier: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
+    """Tests that failed and then passed when re-run on their own: never the agent's target."""
 
     @property
     def exit_code(self) -> int:
@@ -100,6 +108,10 @@ class _Run:
     checkpoint: str = ""
     suspicious: tuple[trust.Finding, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    targets: dict[str, Failure] = field(default_factory=dict)
+    """Failing tests since the last full run: the next failing-first selection."""
+    flaky: list[str] = field(default_factory=list)
+    last_subset: bool = False
 
 
 def run_loop(
@@ -293,9 +305,7 @@ def verify_and_decide(
 def _observe(
     run: _Run, iteration: int, files: tuple[str, ...], *, rerun: bool
 ) -> tuple[CheckResult, Digest, Observation]:
-    check = run_cascade(
-        run.state.root, run.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
-    )
+    check, run.last_subset = _verify(run, iteration, files, rerun=rerun)
     digest = build_digest(
         check,
         root=run.state.root,
@@ -319,6 +329,124 @@ def _observe(
     )
     run.observations.append(obs)
     return check, digest, obs
+
+
+# ---- failing-first runs and flaky tests (issue 7) ----
+
+
+def _verify(
+    run: _Run, iteration: int, files: tuple[str, ...], *, rerun: bool
+) -> tuple[CheckResult, bool]:
+    """The failing tests first; only when they all pass, the full cascade as the gate.
+
+    Returns the result and whether it came from the subset (then it is a failure: success is only
+    ever decided on a full run)."""
+    start = time.monotonic()
+    plan = None if rerun else _subset_plan(run, files)
+    passed: set[str] = set()
+    if plan is not None:
+        part = _run_subset(run, plan)
+        new = [i for i in failing_test_ids(part.failing) if i not in run.targets]
+        part = _settle(run, part, new)  # the reverse flip: passed in the last full run
+        if part.verdict is Verdict.FAILED:
+            run.targets |= _test_failures(part)
+            return replace(part, duration_s=time.monotonic() - start), True
+        if part.verdict is Verdict.GREEN:
+            passed = {*plan.ids, *plan.files}
+    check = run_cascade(
+        run.state.root, run.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
+    )
+    ids = failing_test_ids(check.failing)
+    if run.config.subset == "auto":
+        # baseline: every failing test once more; later: those that just passed in the subset
+        suspects = (
+            ids if iteration == 0 else [i for i in ids if i in passed or _file_of(i) in passed]
+        )
+        check = _settle(run, check, suspects)
+    run.targets = _test_failures(check)
+    return replace(check, duration_s=time.monotonic() - start), False
+
+
+def _subset_plan(run: _Run, files: tuple[str, ...]) -> subset.Subset | None:
+    last = run.last_check
+    if run.config.subset != "auto" or last is None or last.verdict is not Verdict.FAILED:
+        return None
+    bad = [r for r in last.runs if r.verdict is not Verdict.GREEN]
+    stage = _cascade_stage(run, bad[0].stage.name) if len(bad) == 1 else None
+    targets = list(run.targets.values())
+    if stage is None or not targets:
+        return None
+    touched = subset.touched_test_files(files)
+    return subset.narrow(
+        stage,
+        targets,
+        tool=bad[0].parsed.tool,
+        touched=touched,
+        fail_fast=len(targets) == 1 and not touched,  # -x must not hide a target or a new test
+    )
+
+
+def _run_subset(run: _Run, plan: subset.Subset, *, timeout: float | None = None) -> CheckResult:
+    started = time.monotonic()
+    stage_run = _run_one(run, plan.stage, plan.env, timeout)
+    cascade = Cascade(stages=(plan.stage,), source="failing-first")
+    return CheckResult(
+        cascade=cascade,
+        runs=(stage_run,),
+        verdict=stage_run.verdict,
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _run_one(
+    run: _Run, stage: Stage, env: tuple[tuple[str, str], ...], timeout: float | None
+) -> StageRun:
+    return run_stage(
+        run.state.root,
+        stage,
+        timeout=timeout or stage.timeout or run.config.timeout,
+        environ={**os.environ, **dict(env)},
+    )
+
+
+def _settle(run: _Run, check: CheckResult, suspects: list[str]) -> CheckResult:
+    """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``."""
+    failing = check.failing
+    if suspects and failing is not None and (stage := _cascade_stage(run, failing.stage.name)):
+        chosen = [f for f in failing.parsed.errors if f.id in suspects]
+        plan = subset.narrow(stage, chosen, tool=failing.parsed.tool, fail_fast=False)
+        if plan is not None:
+            again = _run_one(run, plan.stage, plan.env, None)
+            for test in flipped(plan.ids, again):
+                if test not in run.flaky:
+                    run.flaky.append(test)
+                    run.warnings.append(f"flaky test: {test} failed, then passed when re-run alone")
+                    run.progress(
+                        f"flaky: {test} (failed, then passed alone); not the agent's target"
+                    )
+    filtered = without_flaky(check, run.flaky)
+    if filtered.failing is None and filtered.not_run:  # the stages the flaky failure stopped
+        rest = Cascade(stages=run.cascade.stages[len(filtered.runs) :], source=check.cascade.source)
+        more = run_cascade(run.state.root, rest, timeout=run.config.timeout)
+        runs = filtered.runs + more.runs
+        filtered = replace(filtered, runs=runs, verdict=more.verdict, not_run=more.not_run)
+    return filtered
+
+
+def _test_failures(check: CheckResult) -> dict[str, Failure]:
+    failing = check.failing
+    ids = set(failing_test_ids(failing))
+    return {f.id: f for f in failing.parsed.errors if f.id in ids} if failing else {}
+
+
+def _cascade_stage(run: _Run, name: str) -> Stage | None:
+    """The configured stage behind ``name`` (a subset run's stage is a narrowed copy)."""
+    found = [s for s in run.cascade.stages if s.name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def _file_of(test_id: str) -> str:
+    return test_id.split("::", 1)[0]
 
 
 def _decide(run: _Run, obs: Observation) -> Decision:
@@ -398,6 +526,7 @@ def _loop_result(run: _Run, decision: Decision, attempt: str) -> LoopResult:
         record_dir=str(run.rec.path),
         agent=run.agent.name,
         verifier=tuple(s.display for s in run.cascade.stages),
+        flaky=tuple(run.flaky),
     )
 
 
@@ -503,6 +632,7 @@ def _iteration_row(
         agent_commits=commit.agent_commits,
         usage=outcome.usage,
         summary=outcome.summary,
+        subset=run.last_subset,
     )
 
 
@@ -567,7 +697,7 @@ def _progress_line(run: _Run, row: Iteration, outcome: AgentOutcome) -> str:
 
 def _digest_history(run: _Run, check: CheckResult) -> History:
     if not run.observations or run.last_digest is None:
-        return History()
+        return History(flaky=tuple(run.flaky))
     now = frozenset(signatures_of(check, run.state.root))
     seen = [o for o in run.observations if now and o.signatures == now and not o.rerun]
     earlier: list[str] = []
@@ -577,6 +707,8 @@ def _digest_history(run: _Run, check: CheckResult) -> History:
         previous_failing=run.last_digest.failing_ids,
         times_seen=len(seen) + 1 if seen else 0,
         earlier_files=tuple(earlier),
+        subset=run.last_subset,
+        flaky=tuple(run.flaky),
     )
 
 

@@ -106,7 +106,7 @@ def parse_event(raw: str, *, default_cwd: Path) -> StopEvent:
 
 def handle(event: StopEvent, environ: Mapping[str, str]) -> HookReply:
     # Imported here so that even a broken install is reported by run_hook, not crashed on.
-    from greenloop.check import check
+    from greenloop.checking import check
     from greenloop.config import load_config
 
     root, state_dir = locate(event.cwd, environ)

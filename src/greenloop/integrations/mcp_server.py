@@ -68,7 +68,7 @@ def verify_json(root: Path, command: str | None = None, all_stages: bool = False
     from dataclasses import replace
 
     from greenloop import git, report
-    from greenloop.check import check
+    from greenloop.checking import check
     from greenloop.config import load_config
 
     config = load_config(root)
@@ -81,7 +81,7 @@ def verify_json(root: Path, command: str | None = None, all_stages: bool = False
 
 def detect_json(root: Path) -> dict[str, Any]:
     from greenloop import report
-    from greenloop.check import resolve_cascade
+    from greenloop.checking import resolve_cascade
     from greenloop.config import load_config
 
     cascade = resolve_cascade(root, load_config(root))

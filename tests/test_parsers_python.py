@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greenloop.parsers import PARSERS, ParseResult, ParserInput, parse_output
+from greenloop.parsers import ParseResult, ParserInput, parse_output, parser_for
 from greenloop.parsers import pytest as pytest_parser
 from greenloop.parsers.model import Failure, Kind
 
@@ -230,7 +230,7 @@ ALL_TEXTS = [load(p)["stdout"] + load(p)["stderr"] for p in CASES]
 
 def _run_all(stdout: str, stderr: str = "") -> None:
     for tool in OWN_PARSERS:
-        result = PARSERS[tool](
+        result = parser_for(tool)(
             ParserInput(argv=(tool,), stdout=stdout, stderr=stderr, root="/tmp/x")
         )
         assert result.tool == tool
@@ -282,7 +282,7 @@ def test_pytest_parses_a_50_mb_log_in_well_under_seconds() -> None:
         + tail
     )
     start = time.monotonic()
-    result = PARSERS["pytest"](ParserInput(argv=("pytest",), stdout=text, root="/tmp/glcap/x"))
+    result = parser_for("pytest")(ParserInput(argv=("pytest",), stdout=text, root="/tmp/glcap/x"))
     elapsed = time.monotonic() - start
     assert result.errors[0].id == "tests/test_pipeline.py::test_run_scales_values"
     assert result.counts.summary_seen

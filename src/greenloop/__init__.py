@@ -9,8 +9,7 @@ Library API (imported lazily, so ``import greenloop`` stays cheap)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not `from typing import …`: importing typing costs start-up time
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -27,9 +26,25 @@ _EXPORTS = {
     "Verdict": "greenloop.classify",
     "FatalError": "greenloop.errors",
 }
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [  # noqa: RUF022  (grouped like _EXPORTS)
+    "check",
+    "run_loop",
+    "LoopResult",
+    "Iteration",
+    "Config",
+    "StageSpec",
+    "Agent",
+    "AgentRequest",
+    "AgentOutcome",
+    "Result",
+    "Verdict",
+    "FatalError",
+    "__version__",
+]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
     from greenloop.checking import check
     from greenloop.classify import Verdict

@@ -6,13 +6,9 @@ Imports of anything heavy stay inside the handlers: the Stop hook runs us on eve
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import time
-import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from greenloop import __version__
 from greenloop.errors import FatalError
@@ -28,14 +24,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(_split_command(args_list, parser))
-    logging.basicConfig(
-        level=logging.DEBUG
-        if args.verbose > 1
-        else logging.INFO
-        if args.verbose
-        else logging.WARNING,
-        format="greenloop: %(message)s",
-    )
+    if args.verbose:
+        import logging
+
+        level = logging.DEBUG if args.verbose > 1 else logging.INFO
+        logging.basicConfig(level=level, format="greenloop: %(message)s")
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
@@ -62,6 +55,10 @@ def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str
 
 
 def _crash() -> int:
+    import time
+    import traceback
+    from pathlib import Path
+
     directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "greenloop"
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -5,23 +5,12 @@ Parsers never run processes and never raise: anything unexpected degrades to few
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
 
-from greenloop.parsers import (
-    generic,
-    go,
-    js,
-    junit,
-    native,
-    pytest,
-    python_lint,
-    ruby,
-    rust,
-    sniff,
-    unittest,
-)
+from greenloop.parsers import sniff
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
 
 __all__ = [
@@ -33,26 +22,29 @@ __all__ = [
     "ParseResult",
     "ParserInput",
     "parse_output",
+    "parser_for",
     "tools_named",
 ]
 
 ParserFn = Callable[[ParserInput], ParseResult]
 
-PARSERS: dict[str, ParserFn] = {
-    "pytest": pytest.parse,
-    "unittest": unittest.parse,
-    "mypy": python_lint.parse_mypy,
-    "ruff": python_lint.parse_ruff,
-    "flake8": python_lint.parse_flake8,
-    "pyright": python_lint.parse_pyright,
-    "black": python_lint.parse_black,
-    "cargo": rust.parse,
-    "js": js.parse,
-    "go": go.parse,
-    "ruby": ruby.parse,
-    "native": native.parse,
-    "junit": junit.parse,
-    "generic": generic.parse,
+# family -> "module:function" in this package, imported on first use: the Stop hook runs
+# `greenloop check` on every agent turn, and most runs need one or two families.
+PARSERS: dict[str, str] = {
+    "pytest": "pytest:parse",
+    "unittest": "unittest:parse",
+    "mypy": "python_lint:parse_mypy",
+    "ruff": "python_lint:parse_ruff",
+    "flake8": "python_lint:parse_flake8",
+    "pyright": "python_lint:parse_pyright",
+    "black": "python_lint:parse_black",
+    "cargo": "rust:parse",
+    "js": "js:parse",
+    "go": "go:parse",
+    "ruby": "ruby:parse",
+    "native": "native:parse",
+    "junit": "junit:parse",
+    "generic": "generic:parse",
 }
 
 # Words in a command that name a tool family -> the parser for it.
@@ -79,6 +71,7 @@ COMMAND_WORDS: dict[str, str] = {
     **dict.fromkeys(("phpunit", "mvn", "mvnw", "gradle", "gradlew", "javac"), "native"),
 }
 
+PYTEST_ARTIFACT = "pytest-plugin/"
 _WORD = re.compile(r"[\w.+-]+")
 
 
@@ -96,12 +89,20 @@ def tools_named(argv: tuple[str, ...]) -> list[str]:
 def parse_output(inp: ParserInput) -> ParseResult:
     """Parse with every family the command names (or its output shows); generic when none applies."""
     named = tools_named(inp.argv)
+    if "pytest" not in named and any(name.startswith(PYTEST_ARTIFACT) for name, _ in inp.artifacts):
+        named.append("pytest")  # `make test` ran pytest: our plugin's records say so
     tools = named + [t for t in sniff.sniff_tools(inp, named) if t in PARSERS and t not in named]
     tools = (tools or ["generic"]) + (["junit"] if sniff.has_junit(inp) else [])
-    results = sniff.drop_redundant_junit([_safe(PARSERS[t], inp, t) for t in tools])
+    results = sniff.drop_redundant_junit([_safe(parser_for(t), inp, t) for t in tools])
     if len(results) == 1:
         return results[0]
     return merge_results(results)
+
+
+def parser_for(tool: str) -> ParserFn:
+    module, function = PARSERS[tool].split(":")
+    fn: ParserFn = getattr(importlib.import_module(f"greenloop.parsers.{module}"), function)
+    return fn
 
 
 def _safe(fn: ParserFn, inp: ParserInput, tool: str) -> ParseResult:

@@ -1,6 +1,6 @@
 """greenloop: wrap any code-editing agent in a bounded, honest verify -> fix loop.
 
-Library API (imported lazily, so ``import greenloop`` stays cheap)::
+Library API (imported lazily, so ``import greenloop`` stays cheap; types in ``__init__.pyi``)::
 
     from greenloop import check, run_loop, Config, Agent, AgentRequest, AgentOutcome
     result, digest = check("path/to/repo")            # the verifier once
@@ -9,7 +9,6 @@ Library API (imported lazily, so ``import greenloop`` stays cheap)::
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not `from typing import …`: importing typing costs start-up time
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -26,7 +25,7 @@ _EXPORTS = {
     "Verdict": "greenloop.classify",
     "FatalError": "greenloop.errors",
 }
-__all__ = [  # noqa: RUF022  (grouped like _EXPORTS)
+__all__ = [  # noqa: RUF022  (in the order of _EXPORTS)
     "check",
     "run_loop",
     "LoopResult",
@@ -42,19 +41,8 @@ __all__ = [  # noqa: RUF022  (grouped like _EXPORTS)
     "__version__",
 ]
 
-if TYPE_CHECKING:
-    from typing import Any
 
-    from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
-    from greenloop.checking import check
-    from greenloop.classify import Verdict
-    from greenloop.config import Config, StageSpec
-    from greenloop.errors import FatalError
-    from greenloop.loop import Iteration, LoopResult, run_loop
-    from greenloop.policy import Result
-
-
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'greenloop' has no attribute {name!r}")

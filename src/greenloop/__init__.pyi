@@ -1,0 +1,15 @@
+# Types of the lazily exported library API (the .py resolves these names on first use).
+from greenloop.agents.base import Agent as Agent
+from greenloop.agents.base import AgentOutcome as AgentOutcome
+from greenloop.agents.base import AgentRequest as AgentRequest
+from greenloop.checking import check as check
+from greenloop.classify import Verdict as Verdict
+from greenloop.config import Config as Config
+from greenloop.config import StageSpec as StageSpec
+from greenloop.errors import FatalError as FatalError
+from greenloop.loop import Iteration as Iteration
+from greenloop.loop import LoopResult as LoopResult
+from greenloop.loop import run_loop as run_loop
+from greenloop.policy import Result as Result
+
+__version__: str

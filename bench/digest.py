@@ -239,7 +239,7 @@ def evaluate(cases: list[Case]) -> tuple[dict[str, dict[str, Score]], list[str]]
                 )
             if strategy == "greenloop":
                 misses += [
-                    f"| {case.tool} | {case.name} | {f} | `{v}` |"
+                    f"| {case.tool} | {case.name} | {f} | `{v.replace(chr(10), chr(92) + 'n')}` |"
                     for f, v in facts.items()
                     if f not in hits
                 ]

@@ -167,19 +167,25 @@ def _pump(
     for pipe, buf in ((proc.stdout, out), (proc.stderr, err)):
         _enlarge_pipe(pipe.fileno())
         sel.register(pipe, selectors.EVENT_READ, buf)
-    timed_out, exited_at = False, None
+    timed_out, exited_at, quiet, reads = False, None, True, 0
     try:
         while sel.get_map():
             t = now()
             if t >= deadline:
                 timed_out = True
                 break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = t
-            if exited_at is not None and t - exited_at > DRAIN_S:
-                break  # a leftover child holds the pipe open; the command itself is done
+            # Look at the process only when the pipes are quiet (or now and then): a busy
+            # writer is alive, and skipping the waitpid per chunk doubles throughput.
+            if quiet or reads % 64 == 0:
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = t
+                if exited_at is not None and t - exited_at > DRAIN_S:
+                    break  # a leftover child holds the pipe open; the command itself is done
             wait = min(deadline - t, 0.25 if exited_at is None else DRAIN_S)
-            for key, _ in sel.select(timeout=wait):
+            events = sel.select(timeout=wait)
+            quiet = not events
+            for key, _ in events:
+                reads += 1
                 chunk = os.read(key.fd, READ_SIZE)
                 if not chunk:
                     sel.unregister(key.fileobj)

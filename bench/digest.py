@@ -46,6 +46,12 @@ CHARS = BUDGET * 3
 GOAL_RETENTION, GOAL_MEDIAN_TOKENS, GOAL_50MB_S = 0.97, 400, 1.0
 
 
+def set_budget(budget: int) -> None:
+    """Same budget for greenloop and every baseline (a tighter one shows what truncation loses)."""
+    global BUDGET, CHARS
+    BUDGET, CHARS = budget, budget * 3
+
+
 def tokens(text: str) -> int:
     return math.ceil(len(text) / 3)
 
@@ -303,7 +309,11 @@ def time_big_log(runs: int = 3) -> tuple[float, float, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--misses", type=Path, default=REPO / "bench" / "digest" / "misses.md")
+    parser.add_argument(
+        "--budget", type=int, default=BUDGET, help="token budget for every strategy"
+    )
     args = parser.parse_args()
+    set_budget(args.budget)
     cases = load_cases()
     per_tool, misses = evaluate(cases)
     strategies = list(per_tool["ALL"])

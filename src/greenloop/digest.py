@@ -167,7 +167,7 @@ def _sections(
         if common:
             out.append(Section(common, keep=True))
         if len(failures) > 1:
-            out.append(Section(render_others(failures[1:], run)))
+            out.append(Section(render_others(failures[1:], root)))
         warned = len(run.parsed.failures) - len(failures)
         if warned > 0:
             out.append(Section(f"(+{warned} warning(s) not shown: errors first)"))
@@ -305,7 +305,7 @@ def shared_location(failures: tuple[Failure, ...], root: Path) -> str:
     return f"{count} of {len(failures)} failures end at {where}: one root cause is likely."
 
 
-def render_others(others: Sequence[Failure], run: StageRun) -> str:
+def render_others(others: Sequence[Failure], root: Path) -> str:
     groups: dict[str, list[Failure]] = {}
     for f in others:
         groups.setdefault(_group_key(f), []).append(f)
@@ -313,7 +313,7 @@ def render_others(others: Sequence[Failure], run: StageRun) -> str:
     lines = [f"{title} ({len(others)}):"]
     for key, items in list(groups.items())[:MAX_GROUPS]:
         lines.append(f"  {key}:")
-        lines += [f"    {_one_line(f)}" for f in items[:PER_GROUP]]
+        lines += [f"    {_one_line(f, root)}" for f in items[:PER_GROUP]]
         if len(items) > PER_GROUP:
             kinds = {f.error_type for f in items[PER_GROUP:] if f.error_type}
             same = f", all {kinds.pop()}" if len(kinds) == 1 else ""
@@ -331,18 +331,21 @@ def _group_key(f: Failure) -> str:
     return f.file or "(no file)"
 
 
-def _one_line(f: Failure) -> str:
+def _one_line(f: Failure, root: Path) -> str:
     name = f.id.split("::", 1)[1] if f.kind is Kind.TEST and "::" in f.id else f.id
     if f.kind is not Kind.TEST and f.line:
         name = f"line {f.line}" + (f":{f.column}" if f.column else "")
     what = ": ".join(p for p in (f.error_type, f.message) if p)
     code = f" [{f.code}]" if f.code and f.code not in what else ""
-    return f"{name}{code} — {what}"[:240] if what else name
+    frame = project_frame(f, root) if f.kind is Kind.TEST else None
+    at = f" (at {relative(frame.file, root)}:{frame.line})" if frame and frame.line else ""
+    line = f"{name}{code} — {what}" if what else name
+    return line[: 240 - len(at)] + at
 
 
 def _progress(failures: tuple[Failure, ...], history: History) -> str:
     if history.previous_failing is None:
-        return ""
+        return f"Flaky (ignore): {', '.join(history.flaky)}." if history.flaky else ""
     before, now = set(history.previous_failing), {f.id for f in failures}
     fixed, still, new = before - now, before & now, now - before
     parts = []

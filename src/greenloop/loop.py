@@ -16,8 +16,7 @@ from greenloop.agents.base import Agent, AgentOutcome, AgentRequest, Usage
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
 from greenloop.config import Config
-from greenloop.detect import Cascade
-from greenloop.detect import Stage
+from greenloop.detect import Cascade, Stage
 from greenloop.digest import Digest, History, build_digest, signatures_of
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
 from greenloop.parsers.model import Failure
@@ -294,6 +293,13 @@ def verify_and_decide(
     """Run the cascade, judge it, and re-run once when the policy asks (killed, environment flake)."""
     check, digest, obs = _observe(run, iteration, files, rerun=False)
     decision = _decide(run, obs)
+    if run.last_subset and decision.action is Action.STOP:
+        # issue 7: every stop (stalled, circular, the caps …) is decided on the full run too
+        run.observations.pop()
+        spent = check.duration_s
+        check, digest, obs = _observe(run, iteration, files, rerun=False, full=True)
+        check = replace(check, duration_s=check.duration_s + spent)
+        decision = _decide(run, obs)
     if decision.action is Action.RERUN:
         run.progress(f"iter {iteration} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
@@ -303,9 +309,9 @@ def verify_and_decide(
 
 
 def _observe(
-    run: _Run, iteration: int, files: tuple[str, ...], *, rerun: bool
+    run: _Run, iteration: int, files: tuple[str, ...], *, rerun: bool, full: bool = False
 ) -> tuple[CheckResult, Digest, Observation]:
-    check, run.last_subset = _verify(run, iteration, files, rerun=rerun)
+    check, run.last_subset = _verify(run, iteration, files, full=rerun or full)
     digest = build_digest(
         check,
         root=run.state.root,
@@ -335,17 +341,26 @@ def _observe(
 
 
 def _verify(
-    run: _Run, iteration: int, files: tuple[str, ...], *, rerun: bool
+    run: _Run, iteration: int, files: tuple[str, ...], *, full: bool
 ) -> tuple[CheckResult, bool]:
     """The failing tests first; only when they all pass, the full cascade as the gate.
 
     Returns the result and whether it came from the subset (then it is a failure: success is only
     ever decided on a full run)."""
     start = time.monotonic()
-    plan = None if rerun else _subset_plan(run, files)
+    plan = None if full else _subset_plan(run, files)
     passed: set[str] = set()
     if plan is not None:
         part = _run_subset(run, plan)
+        run.rec.event(
+            "subset",
+            iteration=iteration,
+            command=plan.stage.display,
+            tests=list(plan.ids),
+            files=list(plan.files),
+            verdict=part.verdict.value,
+            seconds=round(part.duration_s, 3),
+        )
         new = [i for i in failing_test_ids(part.failing) if i not in run.targets]
         part = _settle(run, part, new)  # the reverse flip: passed in the last full run
         if part.verdict is Verdict.FAILED:
@@ -409,7 +424,7 @@ def _run_one(
     )
 
 
-def _settle(run: _Run, check: CheckResult, suspects: list[str]) -> CheckResult:
+def _settle(run: _Run, check: CheckResult, suspects: Sequence[str]) -> CheckResult:
     """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``."""
     failing = check.failing
     if suspects and failing is not None and (stage := _cascade_stage(run, failing.stage.name)):
@@ -417,6 +432,7 @@ def _settle(run: _Run, check: CheckResult, suspects: list[str]) -> CheckResult:
         plan = subset.narrow(stage, chosen, tool=failing.parsed.tool, fail_fast=False)
         if plan is not None:
             again = _run_one(run, plan.stage, plan.env, None)
+            run.rec.event("flaky_rerun", tests=list(plan.ids), verdict=again.verdict.value)
             for test in flipped(plan.ids, again):
                 if test not in run.flaky:
                     run.flaky.append(test)

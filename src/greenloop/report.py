@@ -156,6 +156,7 @@ def loop_json(result: Any) -> dict[str, Any]:
             for f in result.suspicious
         ],
         "warnings": list(result.warnings),
+        "flaky": list(result.flaky),
         "recommendation": result.recommendation,
         "last_digest": result.last_digest,
         "record_dir": result.record_dir,
@@ -197,6 +198,7 @@ def render_run_text(data: dict[str, Any]) -> str:
         lines.append(f"  attempt kept at {data['attempt_ref']} (git log {data['attempt_ref']})")
     for h in data["history"][1:]:
         mark = " (rolled back)" if h["rolled_back"] else ""
+        mark += " (failing tests only)" if h.get("subset") else ""
         lines.append(
             f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
             f"agent {h['agent_s']:.0f} s, verify {h['verifier_s']:.1f} s, {h['commit'][:10]} "

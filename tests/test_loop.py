@@ -412,3 +412,17 @@ def test_kill_9_mid_agent_then_recover_restores_the_branch_and_keeps_the_work(
     assert refs
     assert "return a + b" in git(calc_repo, "show", f"{refs[0]}:calc.py")
     assert git(calc_repo, "show", f"{refs[0]}:started.txt") == "x"
+
+
+def test_verifier_by_products_stay_out_of_the_agents_commit(make_repo: Callable[..., Path]) -> None:
+    # no .gitignore: the verifier leaves an untracked report file behind before the agent runs
+    stage = (
+        StageSpec(name="test", run=f"{PY} -m pytest -q -p no:cacheprovider --junitxml=report.xml"),
+    )
+    root = make_repo({"calc.py": CALC, "test_calc.py": TEST_CALC, "test_div.py": TEST_DIV})
+    result = run_loop(
+        root, scripted([[FIX_ADD, FIX_SUB, FIX_MUL, FIX_DIV]]), config=config(stages=stage)
+    )
+    assert result.result is Result.SUCCESS
+    assert result.history[1].files_changed == ("calc.py",)
+    assert "report.xml" not in git(root, "show", "--name-only", "--format=", "HEAD")

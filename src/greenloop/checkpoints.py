@@ -318,15 +318,22 @@ def commit_iteration(
     max_iters: int,
     subject: str,
     run_id: str,
+    exclude: tuple[str, ...] = (),
     environ: Mapping[str, str] | None = None,
 ) -> CommitInfo:
-    """Checkpoint everything the agent left: its own commits kept, the rest committed on top."""
+    """Checkpoint everything the agent left: its own commits kept, the rest committed on top.
+
+    ``exclude``: untracked files that were there before the agent ran (the verifier's by-products,
+    such as an unignored ``__pycache__``): they stay untracked, out of the agent's commit.
+    """
     with critical():
         agent_commits = git.rev_list(state.root, f"{previous_sha}..HEAD")
         if not git.is_ancestor(state.root, previous_sha, "HEAD"):
             # the agent reset or rebased past our checkpoint: keep the checkpoint reachable
             keep_ref(state.root, attempt_ref(run_id, f"before-iter-{iteration}"), previous_sha)
         git.add_all(state.root)
+        if exclude:
+            git.unstage(state.root, exclude)
         staged = git.staged_paths(state.root)
         if staged:
             line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"

@@ -101,6 +101,11 @@ def add_all(root: Path) -> None:
     git(root, "add", "--all")
 
 
+def unstage(root: Path, paths: tuple[str, ...]) -> None:
+    """Take paths back out of the index (new files become untracked again)."""
+    git(root, "reset", "-q", "--", *paths)
+
+
 def staged_paths(root: Path) -> tuple[str, ...]:
     out = git(root, "diff", "--cached", "--name-only", "--no-renames", "-z").stdout
     return tuple(p for p in out.split("\0") if p)

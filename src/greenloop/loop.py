@@ -201,8 +201,9 @@ def iterate(run: _Run, previous: Decision) -> Decision:
             action=Action.STOP, result=Result.EXHAUSTED, reason="reached the wall-clock cap"
         )
     prompt = build_prompt(run, n)
+    by_products = verifier_by_products(run)
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
-    commit = commit_iteration(run, n, outcome)
+    commit = commit_iteration(run, n, outcome, exclude=by_products)
     if not outcome.ok:
         row = Iteration(
             iteration=n,
@@ -267,7 +268,14 @@ def call_agent(run: _Run, n: int, prompt: str, *, timeout_s: float) -> AgentOutc
     return outcome
 
 
-def commit_iteration(run: _Run, n: int, outcome: AgentOutcome) -> checkpoints.CommitInfo:
+def verifier_by_products(run: _Run) -> tuple[str, ...]:
+    """Untracked files before the agent runs came from the verifier (the tree started clean)."""
+    return tuple(sorted(p for p, code in git.status_paths(run.state.root).items() if code == "??"))
+
+
+def commit_iteration(
+    run: _Run, n: int, outcome: AgentOutcome, *, exclude: tuple[str, ...] = ()
+) -> checkpoints.CommitInfo:
     info = checkpoints.commit_iteration(
         run.state,
         previous_sha=run.checkpoint,
@@ -275,6 +283,7 @@ def commit_iteration(run: _Run, n: int, outcome: AgentOutcome) -> checkpoints.Co
         max_iters=run.config.max_iters,
         subject=outcome.summary,
         run_id=run.run_id,
+        exclude=exclude,
     )
     run.rec.write(f"iter-{n}/diff.patch", checkpoints.diff_since(run.state, run.checkpoint))
     run.rec.event(

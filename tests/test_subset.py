@@ -230,3 +230,55 @@ def test_unknown_runner_shell_pipeline_and_non_test_failures_run_in_full() -> No
 def test_touched_test_files_keeps_python_test_files_only() -> None:
     files = ("calc.py", "tests/test_calc.py", "tests/conftest.py", "pkg/io_test.py", "README.md")
     assert touched_test_files(files) == ("tests/test_calc.py", "pkg/io_test.py")
+
+
+# ---- independent stages in parallel (verify.run_cascade_parallel) ----
+
+
+def _waits_for(peer: str, me: str, code: int) -> str:
+    return (
+        f"{PY} -c \"import pathlib, sys, time; pathlib.Path('{me}').touch(); "
+        f"end = time.time() + 20\nwhile not pathlib.Path('{peer}').exists() and time.time() < end: "
+        f"time.sleep(0.02)\nprint('saw peer' if pathlib.Path('{peer}').exists() else 'alone'); "
+        f'sys.exit({code})"'
+    )
+
+
+def test_read_only_stages_run_concurrently(tmp_path: Path) -> None:
+    from greenloop.detect import Cascade
+    from greenloop.verify import run_cascade_parallel
+
+    lint = Stage(name="lint", command=_waits_for("t", "l", 0), why="")
+    typ = Stage(name="type", command=_waits_for("l", "t", 0), why="")
+    check = run_cascade_parallel(tmp_path, Cascade(stages=(lint, typ), source="x"), timeout=60)
+    assert [r.result.stdout.strip() for r in check.runs] == ["saw peer", "saw peer"]
+    assert check.verdict.value == "green"
+
+
+def test_parallel_cascade_gives_the_sequential_result_and_digest(tmp_path: Path) -> None:
+    import re
+
+    from greenloop.detect import Cascade
+    from greenloop.digest import build_digest
+    from greenloop.verify import run_cascade, run_cascade_parallel
+
+    def cmd(out: str, code: int) -> str:
+        return f"{PY} -c \"import sys; print('{out}'); sys.exit({code})\""
+
+    stages = (
+        Stage(name="lint", command=cmd("a.py:1:1: E501 line too long", 1), why=""),
+        Stage(name="type", command=cmd("a.py:2: error: bad type  [arg-type]", 1), why=""),
+        Stage(name="test", command=cmd("ok", 0), why=""),
+    )
+    cascade = Cascade(stages=stages, source="x")
+
+    def shape(all_stages: bool, parallel: bool) -> tuple[object, ...]:
+        run = run_cascade_parallel if parallel else run_cascade
+        check = run(tmp_path, cascade, timeout=60, all_stages=all_stages)
+        text = re.sub(r"\d+\.\d+ s", "<t> s", build_digest(check, root=tmp_path).text)
+        runs = [(r.stage.name, r.verdict, r.result.stdout) for r in check.runs]
+        return runs, check.not_run, check.exit_code, text
+
+    for all_stages in (False, True):
+        assert shape(all_stages, parallel=True) == shape(all_stages, parallel=False)
+    assert shape(False, parallel=True)[1] == ("type", "test")

@@ -21,7 +21,7 @@ from greenloop.digest import Digest, History, build_digest, signatures_of
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
 from greenloop.parsers.model import Failure
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
-from greenloop.verify import CheckResult, StageRun, run_cascade, run_stage
+from greenloop.verify import CheckResult, StageRun, run_cascade, run_cascade_parallel, run_stage
 
 DEFAULT_TASK = (
     "Make the verifier pass by fixing the implementation. Do not edit, skip or delete tests, "
@@ -302,8 +302,8 @@ def verify_and_decide(
     """Run the cascade, judge it, and re-run once when the policy asks (killed, environment flake)."""
     check, digest, obs = _observe(run, iteration, files, rerun=False)
     decision = _decide(run, obs)
-    if run.last_subset and decision.action is Action.STOP:
-        # issue 7: every stop (stalled, circular, the caps …) is decided on the full run too
+    if run.last_subset and (decision.action is Action.STOP or decision.rollback):
+        # issue 7: every stop and rollback (stalled, regression, the caps …) is decided on a full run
         run.observations.pop()
         spent = check.duration_s
         check, digest, obs = _observe(run, iteration, files, rerun=False, full=True)
@@ -313,6 +313,15 @@ def verify_and_decide(
         run.progress(f"iter {iteration} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
         decision = _decide(run, obs)
+    if decision.action is Action.CONTINUE and iteration >= run.config.max_iters:
+        # the policy's regression-continue row returns before its iteration cap is checked
+        decision = Decision(
+            action=Action.STOP,
+            result=Result.EXHAUSTED,
+            reason=f"reached the iteration cap ({run.config.max_iters})",
+            rollback=decision.rollback,
+            note=decision.note,
+        )
     run.prev_digest, run.last_check, run.last_digest = run.last_digest, check, digest
     return check, digest, decision
 
@@ -377,7 +386,7 @@ def _verify(
             return replace(part, duration_s=time.monotonic() - start), True
         if part.verdict is Verdict.GREEN:
             passed = {*plan.ids, *plan.files}
-    check = run_cascade(
+    check = run_cascade_parallel(
         run.state.root, run.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
     )
     ids = failing_test_ids(check.failing)

@@ -75,6 +75,57 @@ def run_cascade(
     return _result(cascade, runs, start, ())
 
 
+# Stages that only read the tree (issue 7): they may run side by side; fixers never do.
+READ_ONLY = frozenset({"lint", "type"})
+
+
+def run_cascade_parallel(
+    root: Path,
+    cascade: Cascade,
+    *,
+    timeout: float,
+    all_stages: bool = False,
+    environ: Mapping[str, str] = os.environ,
+) -> CheckResult:
+    """``run_cascade`` with consecutive read-only stages run concurrently (threads: the waiting
+    happens outside the GIL). The result is the sequential one: a later stage's run is dropped
+    where the sequential cascade would have stopped before it; only ``duration_s`` differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = time.monotonic()
+    modules = repo_modules(root)
+    runs: list[StageRun] = []
+    stages = cascade.stages
+    for group in _groups(stages):
+        with ThreadPoolExecutor(max_workers=len(group)) as pool:
+            done = list(
+                pool.map(
+                    lambda s: run_stage(
+                        root, s, timeout=s.timeout or timeout, environ=environ, modules=modules
+                    ),
+                    group,
+                )
+            )
+        for run in done:
+            runs.append(run)
+            if run.verdict is not Verdict.GREEN and not all_stages:
+                not_run = tuple(s.name for s in stages[len(runs) :])
+                return _result(cascade, runs, start, not_run)
+    return _result(cascade, runs, start, ())
+
+
+def _groups(stages: tuple[Stage, ...]) -> list[list[Stage]]:
+    """Consecutive read-only, non-fixer stages share a group; every other stage is alone."""
+    groups: list[list[Stage]] = []
+    for stage in stages:
+        alone = stage.fix or stage.name not in READ_ONLY
+        if groups and not alone and all(s.name in READ_ONLY and not s.fix for s in groups[-1]):
+            groups[-1].append(stage)
+        else:
+            groups.append([stage])
+    return groups
+
+
 def _result(
     cascade: Cascade, runs: list[StageRun], start: float, not_run: tuple[str, ...]
 ) -> CheckResult:

@@ -13,7 +13,7 @@ from greenloop.config import Config, load_config
 from greenloop.detect import Cascade, detect_cascade
 from greenloop.digest import Digest, build_digest
 from greenloop.errors import FatalError
-from greenloop.verify import CheckResult, run_cascade
+from greenloop.verify import CheckResult, run_cascade_parallel
 
 NOTHING_FOUND = (
     "no verifier found in {root}. Give one on the command line (`greenloop check -- pytest -x`), "
@@ -41,7 +41,9 @@ def check(
     root = Path(root).resolve()
     config = config or load_config(root)
     cascade = resolve_cascade(root, config, command)
-    result = run_cascade(root, cascade, timeout=config.timeout, all_stages=config.all_stages)
+    result = run_cascade_parallel(
+        root, cascade, timeout=config.timeout, all_stages=config.all_stages
+    )
     return result, build_digest(result, root=root, budget=config.budget, diff=diff)
 
 

@@ -313,15 +313,6 @@ def verify_and_decide(
         run.progress(f"iter {iteration} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
         decision = _decide(run, obs)
-    if decision.action is Action.CONTINUE and iteration >= run.config.max_iters:
-        # the policy's regression-continue row returns before its iteration cap is checked
-        decision = Decision(
-            action=Action.STOP,
-            result=Result.EXHAUSTED,
-            reason=f"reached the iteration cap ({run.config.max_iters})",
-            rollback=decision.rollback,
-            note=decision.note,
-        )
     run.prev_digest, run.last_check, run.last_digest = run.last_digest, check, digest
     return check, digest, decision
 

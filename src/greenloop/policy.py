@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from greenloop.classify import Verdict
@@ -107,13 +107,18 @@ def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0
         decision = row(history, obs)
         if decision is not None:
             return decision
-    if obs.iteration == 0:
-        return _budget(obs, limits, elapsed) or Decision(action=Action.CONTINUE)
-    for progress_row in (_regression, _stalled, _circular, _non_convergence):
-        decision = progress_row(history, obs, limits)
-        if decision is not None:
-            return decision
-    return _budget(obs, limits, elapsed) or Decision(action=Action.CONTINUE)
+    decision = Decision(action=Action.CONTINUE)
+    if obs.iteration > 0:
+        for progress_row in (_regression, _stalled, _circular, _non_convergence):
+            found = progress_row(history, obs, limits)
+            if found is not None:
+                decision = found
+                break
+    if decision.action is not Action.CONTINUE:
+        return decision
+    # every way of going on (a rolled-back regression, one more exploratory try) meets the caps
+    cap = _budget(obs, limits, elapsed)
+    return replace(cap, rollback=decision.rollback, note=decision.note) if cap else decision
 
 
 def _stop(result: Result, reason: str, **kw: bool | str) -> Decision:

@@ -1,0 +1,95 @@
+"""The policy as a pure function of the history."""
+
+from __future__ import annotations
+
+from greenloop.classify import Verdict
+from greenloop.policy import Action, Limits, Observation, Result, decide
+
+A = frozenset({"a"})
+B = frozenset({"b"})
+
+
+def obs(i: int, failing: int, sigs: frozenset[str] = A, **kw: object) -> Observation:
+    return Observation(iteration=i, verdict=Verdict.FAILED, failing=failing, signatures=sigs, **kw)  # type: ignore[arg-type]
+
+
+def test_policy_continues_while_failures_fall() -> None:
+    assert (
+        decide([obs(0, 4), obs(1, 2, B, files_changed=("x.py",))], Limits()).action
+        is Action.CONTINUE
+    )
+
+
+def test_policy_stops_when_same_error_twice() -> None:
+    d = decide([obs(0, 4), obs(1, 4, A, files_changed=("x.py",))], Limits())
+    assert d.result is Result.STALLED
+
+
+def test_policy_allows_one_more_try_when_the_same_error_follows_an_edit_of_other_files() -> None:
+    history = [
+        obs(0, 4),
+        obs(1, 3, B, files_changed=("x.py",)),
+        obs(2, 3, B, files_changed=("y.py",)),
+    ]
+    assert decide(history, Limits()).action is Action.CONTINUE
+    history.append(obs(3, 3, B, files_changed=("z.py",)))
+    assert decide(history, Limits(patience=5)).result is Result.STALLED
+
+
+def test_policy_calls_a_b_a_circular() -> None:
+    history = [
+        obs(0, 4, A),
+        obs(1, 4, B, files_changed=("x.py",)),
+        obs(2, 4, A, files_changed=("x.py",)),
+    ]
+    assert decide(history, Limits(patience=5)).result is Result.CIRCULAR
+
+
+def test_policy_rolls_back_and_stops_on_rising_failures() -> None:
+    d = decide([obs(0, 4), obs(1, 5, B, files_changed=("x.py",))], Limits())
+    assert (d.result, d.rollback) == (Result.REGRESSION, True)
+
+
+def test_regression_with_continue_still_meets_the_iteration_cap() -> None:
+    d = decide(
+        [obs(0, 4), obs(1, 5, B, files_changed=("x.py",))],
+        Limits(max_iters=1, on_regression="continue"),
+    )
+    assert (d.action, d.result, d.rollback) == (Action.STOP, Result.EXHAUSTED, True)
+
+
+def test_killed_suite_is_rerun_once_and_never_counted_as_fixed() -> None:
+    killed = Observation(iteration=1, verdict=Verdict.KILLED, failing=0)
+    assert decide([obs(0, 4), killed], Limits()).action is Action.RERUN
+    again = Observation(iteration=1, verdict=Verdict.KILLED, failing=0, rerun=True)
+    assert decide([obs(0, 4), killed, again], Limits()).result is Result.UNRESOLVED
+
+
+def test_environment_failure_in_a_file_the_agent_touched_goes_back_to_the_agent() -> None:
+    env = Observation(
+        iteration=1, verdict=Verdict.ENV_FAILURE, env_in_touched_file=True, failing=1, signatures=B
+    )
+    assert decide([obs(0, 4), env], Limits()).action is Action.CONTINUE
+
+
+def test_non_convergence_after_patience_iterations_without_progress() -> None:
+    history = [
+        obs(0, 4, A),
+        obs(1, 3, B, files_changed=("x",)),
+        obs(2, 3, frozenset({"c"}), files_changed=("x",)),
+    ]
+    assert decide(history, Limits(patience=2)).action is Action.CONTINUE
+    history.append(obs(3, 3, frozenset({"d"}), files_changed=("x",)))
+    assert decide(history, Limits(patience=2)).result is Result.NON_CONVERGENCE
+
+
+def test_green_with_findings_is_a_suspicious_pass() -> None:
+    green = Observation(iteration=1, verdict=Verdict.GREEN, suspicious=("skip added test_x.py:3",))
+    assert decide([obs(0, 1), green], Limits()).result is Result.SUSPICIOUS_PASS
+
+
+def test_second_timeout_in_a_row_stops() -> None:
+    t0 = Observation(iteration=0, verdict=Verdict.TIMEOUT)
+    assert decide([t0], Limits()).action is Action.CONTINUE
+    t1 = Observation(iteration=1, verdict=Verdict.TIMEOUT)
+    assert decide([t0, t1], Limits()).result is Result.TIMEOUT

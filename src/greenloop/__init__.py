@@ -14,8 +14,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "check": "greenloop.checking",
     "run_loop": "greenloop.loop",
-    "LoopResult": "greenloop.loop",
-    "Iteration": "greenloop.loop",
+    "LoopResult": "greenloop.history",
+    "Iteration": "greenloop.history",
     "Config": "greenloop.config",
     "StageSpec": "greenloop.config",
     "Agent": "greenloop.agents.base",

@@ -7,8 +7,8 @@ from greenloop.classify import Verdict as Verdict
 from greenloop.config import Config as Config
 from greenloop.config import StageSpec as StageSpec
 from greenloop.errors import FatalError as FatalError
-from greenloop.loop import Iteration as Iteration
-from greenloop.loop import LoopResult as LoopResult
+from greenloop.history import Iteration as Iteration
+from greenloop.history import LoopResult as LoopResult
 from greenloop.loop import run_loop as run_loop
 from greenloop.policy import Result as Result
 

@@ -1,0 +1,139 @@
+"""Run history: a row per iteration, the typed LoopResult, and what to do next for each result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from greenloop import trust
+from greenloop.agents.base import Usage
+from greenloop.classify import Verdict
+from greenloop.digest import Digest
+from greenloop.policy import Result
+from greenloop.verify import CheckResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Iteration:
+    """One row of the run's history; iteration 0 is the baseline."""
+
+    iteration: int
+    verdict: str
+    failures: int = 0
+    errors: int = 0
+    killed: int = 0
+    delta: int | None = None
+    signature: str = ""
+    digest_tokens: int = 0
+    agent_exit: int | None = None
+    agent_s: float = 0.0
+    verifier_s: float = 0.0
+    commit: str = ""
+    files_changed: tuple[str, ...] = ()
+    agent_commits: tuple[str, ...] = ()
+    rolled_back: bool = False
+    reruns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    summary: str = ""
+    subset: bool = False
+    """The verdict came from the failing tests only (issue 7); success is never decided on one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopResult:
+    run_id: str
+    result: Result
+    reason: str
+    iterations: int
+    max_iters: int
+    branch: str
+    initial_sha: str
+    final_sha: str
+    attempt_ref: str
+    duration_s: float
+    history: tuple[Iteration, ...]
+    remaining_failures: tuple[tuple[str, str], ...] = ()
+    suspicious: tuple[trust.Finding, ...] = ()
+    warnings: tuple[str, ...] = ()
+    recommendation: str = ""
+    last_digest: str = ""
+    record_dir: str = ""
+    agent: str = ""
+    verifier: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
+    """Tests that failed and then passed when re-run on their own: never the agent's target."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.result.exit_code
+
+
+RECOMMENDATIONS = {
+    Result.SUCCESS: "Review the iteration commits (git log) before you push.",
+    Result.EXHAUSTED: "The agent ran out of iterations: read the last digest, then raise --max-iters or give a sharper --task.",
+    Result.STALLED: "The agent repeated the same failure: give it a hint in --task, or fix this one by hand.",
+    Result.CIRCULAR: "The agent went back and forth between the same failures: the fix needs a decision a human should make.",
+    Result.REGRESSION: "The last edit made things worse and was rolled back: inspect the attempt ref.",
+    Result.NON_CONVERGENCE: "The failure count stopped falling: look at the remaining failures yourself.",
+    Result.ENV_FAILURE: "Fix the environment (see the digest), then run again. The agent was not asked to touch code for it.",
+    Result.TIMEOUT: "The verifier timed out twice: look for an infinite loop or raise --timeout.",
+    Result.UNRESOLVED: "The verifier was killed (signal/OOM) twice: run it by hand to see why.",
+    Result.SUSPICIOUS_PASS: "Green, but the suite was weakened: review each finding before trusting it.",
+    Result.AGENT_FAILURE: "The agent command itself failed: check its output in the run record.",
+    Result.INTERRUPTED: "Interrupted: nothing was lost; run again when ready.",
+}
+
+
+def recommend(result: Result, attempt: str) -> str:
+    text = RECOMMENDATIONS[result]
+    if attempt:
+        text += f" The attempt is kept: git log {attempt}"
+    return text
+
+
+def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
+    failing = check.failing
+    counts = failing.parsed.counts if failing else None
+    return Iteration(
+        iteration=0,
+        verdict=check.verdict.value,
+        failures=failures_only(check),
+        errors=counts.errors if counts else 0,
+        killed=len(failing.parsed.killed) if failing else 0,
+        signature=digest.signature,
+        digest_tokens=digest.tokens,
+        verifier_s=round(check.duration_s, 3),
+    )
+
+
+def failures_only(check: CheckResult) -> int:
+    failing = check.failing
+    if failing is None:
+        return 0
+    counts = failing.parsed.counts
+    return counts.failed if counts.summary_seen else failing_count(check) - counts.errors
+
+
+def failing_count(check: CheckResult) -> int:
+    run = check.failing
+    if run is None:
+        return 0
+    counts = run.parsed.counts
+    return counts.failing if counts.summary_seen else len(run.parsed.errors) or 1
+
+
+def collected_of(check: CheckResult) -> int | None:
+    for r in check.runs:
+        c = r.parsed.counts
+        if c.collected is not None:
+            return c.collected
+        if c.summary_seen:
+            return c.ran + c.skipped
+    return None
+
+
+def failing_text(check: CheckResult) -> str:
+    return (
+        "green"
+        if check.verdict is Verdict.GREEN
+        else f"{failing_count(check)} failing ({check.verdict.value})"
+    )

@@ -1,0 +1,46 @@
+"""The mutable state of one run, shared by loop.py and its verification step (gate.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from greenloop import checkpoints, record, trust
+from greenloop.agents.base import Agent
+from greenloop.config import Config
+from greenloop.detect import Cascade
+from greenloop.digest import Digest
+from greenloop.history import Iteration
+from greenloop.parsers.model import Failure
+from greenloop.policy import Observation
+from greenloop.verify import CheckResult
+
+Progress = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class RunState:
+    """Mutable state of one run: read and written by loop.py and gate.py only."""
+
+    state: checkpoints.RepoState
+    run_id: str
+    agent: Agent
+    cascade: Cascade
+    config: Config
+    rec: record.RunRecord
+    progress: Progress
+    started: float
+    task: str
+    observations: list[Observation] = field(default_factory=list)
+    history: list[Iteration] = field(default_factory=list)
+    last_check: CheckResult | None = None
+    last_digest: Digest | None = None
+    prev_digest: Digest | None = None
+    baseline_collected: int | None = None
+    checkpoint: str = ""
+    suspicious: tuple[trust.Finding, ...] = ()
+    warnings: list[str] = field(default_factory=list)
+    targets: dict[str, Failure] = field(default_factory=dict)
+    """Failing tests since the last full run: the next failing-first selection."""
+    flaky: list[str] = field(default_factory=list)
+    last_subset: bool = False

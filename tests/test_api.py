@@ -9,13 +9,19 @@ import greenloop
 from greenloop.agents.scripted import scripted
 
 
-def test_library_api_runs_check_and_the_loop_without_the_cli(make_repo: Callable[..., Path]) -> None:
-    stage = greenloop.StageSpec(name="test", run=f"{sys.executable} -m pytest -q -p no:cacheprovider")
-    root = make_repo({
-        "calc.py": "def add(a, b):\n    return a - b\n",
-        "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-        ".gitignore": "__pycache__/\n",
-    })
+def test_library_api_runs_check_and_the_loop_without_the_cli(
+    make_repo: Callable[..., Path],
+) -> None:
+    stage = greenloop.StageSpec(
+        name="test", run=f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    )
+    root = make_repo(
+        {
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            ".gitignore": "__pycache__/\n",
+        }
+    )
     config = greenloop.Config(stages=(stage,))
     result, digest = greenloop.check(root, config=config)
     assert result.verdict is greenloop.Verdict.FAILED

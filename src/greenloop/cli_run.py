@@ -46,7 +46,9 @@ def main_run(args: argparse.Namespace) -> int:
     )
     data = report.loop_json(result)
     sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
-    report.append_step_summary(report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY"))
+    report.append_step_summary(
+        report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY")
+    )
     return result.exit_code
 
 

@@ -156,3 +156,39 @@ def test_aider_auto_test_sends_greenloops_digest_back_until_the_suite_is_green(
     history = (repo / ".aider.chat.history.md").read_text()
     assert history.count("Attempt to fix test errors? (Y)es/(N)o [Yes]: y") == 1
     assert "greenloop: GREEN" in output
+
+
+def not_a_fix(n: int) -> Reply:
+    """An edit that applies but leaves the test failing."""
+    return Reply.say(
+        f"Attempt {n}.\n\ncalc.py\n```\n<<<<<<< SEARCH\ndef add(a, b):\n=======\n"
+        f"def add(a, b):\n    # attempt {n}\n>>>>>>> REPLACE\n```\n"
+    )
+
+
+def test_aider_stops_after_three_test_reflections_with_the_suite_still_failing(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = make_repo({"calc.py": CALC, "test_calc.py": TEST_CALC, "pyproject.toml": PYPROJECT})
+    with replay([not_a_fix(n) for n in range(1, 6)]) as server:
+        exit_code, output = run_aider(repo, tmp_path / "home", server)
+    # aider's own bound (max_reflections = 3, no flag): the message plus 3 test reflections;
+    # it then exits 0 although the suite is still red
+    assert exit_code == 0, output
+    assert len(server.main_requests) == 4, output
+    assert server.remaining == 1
+    assert "Only 3 reflections allowed, stopping." in output
+    assert output.count("greenloop: FAILED") == 4
+    assert "# attempt 4\n" in (repo / "calc.py").read_text()
+
+
+def test_aider_runs_no_test_when_the_reply_edits_nothing(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = make_repo({"calc.py": CALC, "test_calc.py": TEST_CALC, "pyproject.toml": PYPROJECT})
+    with replay([Reply.say("The code looks correct to me.")]) as server:
+        exit_code, output = run_aider(repo, tmp_path / "home", server)
+    assert exit_code == 0, output
+    assert len(server.main_requests) == 1, output
+    assert "greenloop: " not in output  # the test command never ran
+    assert (repo / "calc.py").read_text() == CALC

@@ -148,6 +148,7 @@ def test_environment_failure_digest_is_for_the_human_not_the_agent() -> None:
     assert not digest.for_agent
     assert digest.text.startswith("ENVIRONMENT FAILURE")
     assert "pip install psycopg2" in digest.text
+    assert "Needed by: src/pkg/db.py:1" in digest.text
 
 
 def test_cargo_digest_keeps_left_and_right_of_assert_eq() -> None:

@@ -150,7 +150,7 @@ def _sections(
     if run is None:
         return out
     if run.verdict is Verdict.ENV_FAILURE:
-        return [*out, Section(_env_advice(run), keep=True), Section(_tail(run))]
+        return [*out, Section(_env_advice(run, root), keep=True), Section(_tail(run))]
     if history.reverted:
         out.append(Section(f"Your last edit was reverted: {history.reverted}", keep=True))
     if failures:
@@ -368,20 +368,43 @@ def _repeat_note(history: History) -> str:
     return f"This is the {nth} time this error appears; earlier attempts changed {files}. A different hypothesis is needed."
 
 
-def _env_advice(run: StageRun) -> str:
+# Import names whose pip distribution is called something else.
+PIP_NAMES = {
+    "yaml": "PyYAML", "PIL": "Pillow", "cv2": "opencv-python", "sklearn": "scikit-learn",
+    "bs4": "beautifulsoup4", "dateutil": "python-dateutil", "jwt": "PyJWT", "dotenv": "python-dotenv",
+    "Crypto": "pycryptodome", "attr": "attrs", "psycopg2": "psycopg2-binary", "MySQLdb": "mysqlclient",
+}  # fmt: skip
+_FRAME_REF = re.compile(r'^(\S+\.py):(\d+): in |File "([^"]+\.py)", line (\d+)', re.M)
+
+
+def _env_advice(run: StageRun, root: Path) -> str:
     c = run.classification
     lines = [f"What failed: {c.evidence or '; '.join(c.reasons)}"]
     if c.missing_module:
+        top = c.missing_module.split(".")[0]
+        needer = _importer(run.result.merged, c.missing_module, root)
+        if needer:
+            lines.append(f"Needed by: {needer}")
         lines.append(
-            f"Install it in the environment the verifier uses (e.g. `pip install {c.missing_module.split('.')[0]}`), then re-run."
+            f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
     elif run.result.exit_code == 127:
         lines.append(f"Install `{run.stage.argv[0]}` or fix the command, then re-run.")
     else:
-        lines.append(
-            "Fix the environment, then re-run. The agent has not been asked to change code for this."
-        )
+        lines.append("Fix the environment, then re-run.")
+    lines.append("The agent has not been asked to change code for this.")
     return "\n".join(lines)
+
+
+def _importer(text: str, module: str, root: Path) -> str:
+    """The project file whose import failed: the last project frame before the error."""
+    end = text.find(f"No module named '{module}'")
+    refs = [m for m in _FRAME_REF.finditer(text, 0, end if end >= 0 else len(text))]
+    for m in reversed(refs):
+        path, line = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if _is_project(path, root):
+            return f"{relative(path, root)}:{line}"
+    return ""
 
 
 def _tail(run: StageRun) -> str:

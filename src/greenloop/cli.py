@@ -22,6 +22,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # answered before argparse builds help formatters
+        print(f"greenloop {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(_split_command(args_list, parser))
     if args.verbose:

@@ -76,6 +76,6 @@ def _progress_printer() -> report.ProgressSink:
 
 
 def _ask(plan: str) -> bool:
-    print(plan, file=sys.stderr)
+    del plan  # already shown as the first progress line
     answer = input("Start? [Y/n] ").strip().lower()
     return answer in ("", "y", "yes")

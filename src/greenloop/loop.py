@@ -51,9 +51,12 @@ def run_loop(
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
     state = checkpoints.preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
-    run = _start(state, agent, cascade, config, progress)
-    if confirm is not None and not confirm(plan(run)):
-        raise KeyboardInterrupt
+    run_id = checkpoints.new_run_id()
+    text = plan(run_id, state, cascade, agent, config)
+    progress(text)
+    if confirm is not None and not confirm(text):
+        raise KeyboardInterrupt  # declined at the prompt: nothing was touched, nothing recorded
+    run = _start(run_id, state, agent, cascade, config, progress)
     with checkpoints.acquire_lock(state, run.run_id), _sigterm_as_interrupt():
         try:
             decision = verify_baseline(run)
@@ -69,9 +72,13 @@ def run_loop(
 
 
 def _start(
-    state: checkpoints.RepoState, agent: Agent, cascade: Cascade, config: Config, progress: Progress
+    run_id: str,
+    state: checkpoints.RepoState,
+    agent: Agent,
+    cascade: Cascade,
+    config: Config,
+    progress: Progress,
 ) -> RunState:
-    run_id = checkpoints.new_run_id()
     rec = record.RunRecord.create(state.common_dir, run_id)
     run = RunState(
         state=state,
@@ -97,19 +104,21 @@ def _start(
     return run
 
 
-def plan(run: RunState) -> str:
-    stages = "\n".join(f"    {s.name:<8} {s.display}" for s in run.cascade.stages)
+def plan(
+    run_id: str, state: checkpoints.RepoState, cascade: Cascade, agent: Agent, config: Config
+) -> str:
+    """The pre-flight plan (seed 003): what will run, with which limits, on which branch."""
+    stages = "\n".join(f"    {s.name:<8} {s.display}" for s in cascade.stages)
     return (
-        f"greenloop run {run.run_id} on branch {run.state.branch} ({run.state.initial_sha[:10]})\n"
-        f"  verifier ({run.cascade.source}):\n{stages}\n"
-        f"  agent: {run.agent.name}: {run.agent.describe()}\n"
-        f"  at most {run.config.max_iters} iterations and {run.config.max_time:.0f} s; "
-        f"on failure: {run.config.on_fail}"
+        f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"
+        f"  verifier ({cascade.source}):\n{stages}\n"
+        f"  agent: {agent.name}: {agent.describe()}\n"
+        f"  at most {config.max_iters} iterations and {config.max_time:.0f} s; "
+        f"on failure: {config.on_fail}"
     )
 
 
 def verify_baseline(run: RunState) -> Decision:
-    run.progress(plan(run))
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
     _record_iteration(run, baseline_row(check, digest), check, digest)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from greenloop.detect import Stage
 from greenloop.parsers.model import Failure, Kind
+from greenloop.process import run_command
 from greenloop.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
 from greenloop.verify import StageRun, run_stage
 
@@ -227,9 +229,194 @@ def test_unknown_runner_shell_pipeline_and_non_test_failures_run_in_full() -> No
     assert narrow(Stage(name="t", command=("cargo", "test"), why=""), [], tool="cargo") is None
 
 
-def test_touched_test_files_keeps_python_test_files_only() -> None:
+def test_touched_test_files_keeps_python_and_js_test_files_only() -> None:
     files = ("calc.py", "tests/test_calc.py", "tests/conftest.py", "pkg/io_test.py", "README.md")
     assert touched_test_files(files) == ("tests/test_calc.py", "pkg/io_test.py")
+    js = ("src/sum.js", "src/sum.test.ts", "web/__tests__/app.jsx", "e2e/login.spec.mjs")
+    assert touched_test_files(js) == js[1:]
+
+
+# ---- jest and vitest: real runners, installed once per session ----
+
+
+@pytest.fixture(scope="session")
+def js_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """node_modules with jest 30 and vitest 4 (CI has node and npm; the registry is reachable)."""
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.fail("node and npm are needed: these tests install jest and vitest with npm")
+    prefix = tmp_path_factory.mktemp("js-runners")
+    argv = [
+        npm,
+        "install",
+        "--prefix",
+        str(prefix),
+        "--no-audit",
+        "--no-fund",
+        "jest@30",
+        "vitest@4",
+    ]
+    done = run_command(argv, cwd=prefix, timeout_s=600)
+    if done.exit_code != 0 or not (prefix / "node_modules/.bin/vitest").exists():
+        pytest.fail(
+            f"`npm install jest@30 vitest@4` failed (exit {done.exit_code}; network or registry?):"
+            f"\n{done.merged[-2000:]}"
+        )
+    print(f"npm install jest@30 vitest@4: {done.duration_s:.1f} s")
+    return prefix / "node_modules"
+
+
+def js_project(root: Path, modules: Path, files: dict[str, str], *, esm: bool = False) -> Path:
+    package = {"name": "demo", "private": True, "scripts": {"test": "jest"}}
+    if esm:
+        package["type"] = "module"
+    write(root, {"package.json": json.dumps(package), **files})
+    (root / "node_modules").symlink_to(modules, target_is_directory=True)
+    return root
+
+
+JEST_A = """\
+const { half } = require('./src/calc');
+describe('calc', () => {
+  test('half of 4 (even) costs $2.0', () => { expect(half(4)).toBe(3); });
+  test('half of 2', () => { expect(half(2)).toBe(1); });
+  describe('odd', () => { test('throws inside the source', () => { half(3); }); });
+});
+test('top level bad', () => { expect(1).toBe(2); });
+test('top level fine', () => {});
+"""
+JEST_B = "test('b passes', () => {});\ntest('b also passes', () => {});\n"
+CALC_JS = "exports.half = (n) => { if (n % 2) { throw new Error('odd: ' + n); } return n / 2; };\n"
+
+
+def test_jest_subset_runs_exactly_the_failing_tests(tmp_path: Path, js_runners: Path) -> None:
+    root = js_project(
+        tmp_path, js_runners, {"a.test.js": JEST_A, "b.test.js": JEST_B, "src/calc.js": CALC_JS}
+    )
+    stage = Stage(name="test", command=("npx", "jest"), why="")
+    full, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert full.parsed.counts.ran == 7
+    expected = {
+        "calc \u203a half of 4 (even) costs $2.0",
+        "calc \u203a odd \u203a throws inside the source",  # its innermost frame is src/calc.js
+        "top level bad",
+    }
+    assert ids(full) == expected
+    assert subset.stage.command[-2:] == ("--", r"(?:^|/)a\.test\.js$")
+    assert "--bail" not in subset.stage.command
+    assert ids(again) == expected
+    assert again.parsed.counts.ran == 3  # "half of 2", "top level fine" and b.test.js: not run
+
+
+def test_jest_subset_for_one_target_bails_and_runs_only_it(
+    tmp_path: Path, js_runners: Path
+) -> None:
+    root = js_project(
+        tmp_path, js_runners, {"a.test.js": JEST_A, "b.test.js": JEST_B, "src/calc.js": CALC_JS}
+    )
+    stage = Stage(name="test", command="node_modules/.bin/jest --ci", why="")
+    full = run(root, stage)
+    target = [f for f in full.parsed.errors if f.id == "top level bad"]
+    subset = narrow(stage, target, tool=full.parsed.tool)
+    assert subset is not None
+    assert subset.stage.command == (
+        "node_modules/.bin/jest --ci '--testNamePattern=^(?:top level bad)$' --bail "
+        "--passWithNoTests -- '(?:^|/)a\\.test\\.js$'"
+    )
+    again = run(root, subset.stage)
+    assert ids(again) == {"top level bad"}
+    assert again.parsed.counts.ran == 1
+
+
+def test_jest_subset_runs_touched_test_files_whole(tmp_path: Path, js_runners: Path) -> None:
+    root = js_project(
+        tmp_path,
+        js_runners,
+        {"a.test.js": JEST_A, "b.test.js": JEST_B, "c.test.js": JEST_B, "src/calc.js": CALC_JS},
+    )
+    stage = Stage(name="test", command=(str(js_runners / ".bin/jest"),), why="")
+    _, subset, again = full_then_subset(root, stage, touched=("c.test.js", "src/calc.js"))
+    assert subset.files == ("c.test.js",)
+    assert not any(a.startswith("--testNamePattern") for a in subset.stage.command)
+    assert again.parsed.counts.failed == 3
+    assert again.parsed.counts.passed == 4  # a.test.js's two passing tests + c.test.js's two
+
+
+def test_jest_suite_that_failed_to_run_is_not_narrowed(tmp_path: Path, js_runners: Path) -> None:
+    root = js_project(
+        tmp_path, js_runners, {"a.test.js": "test('x', () => {\n", "b.test.js": JEST_B}
+    )
+    stage = Stage(name="test", command=("npx", "jest"), why="")
+    full = run(root, stage)
+    assert full.verdict.value == "failed", full.result.merged
+    assert full.parsed.errors
+    assert narrow(stage, full.parsed.errors, tool=full.parsed.tool) is None
+
+
+def test_npm_test_wrapper_is_not_narrowed(tmp_path: Path, js_runners: Path) -> None:
+    root = js_project(
+        tmp_path, js_runners, {"a.test.js": JEST_A, "b.test.js": JEST_B, "src/calc.js": CALC_JS}
+    )
+    wrapper = Stage(name="test", command=("npm", "test"), why="")
+    full = run(root, wrapper)
+    assert full.verdict.value == "failed", full.result.merged
+    assert len(full.parsed.errors) == 3  # npm ran jest, and jest's failures were read
+    assert narrow(wrapper, full.parsed.errors, tool=full.parsed.tool) is None
+    for command in ("yarn test", "npx jest | tee out.txt", "jest --watchAll", "vitest", "jest -o"):
+        stage = Stage(name="test", command=command, why="")
+        assert narrow(stage, full.parsed.errors, tool="js") is None, command
+
+
+VITEST_A = """\
+import { describe, test, expect } from 'vitest';
+import { half } from './src/calc.js';
+describe('calc', () => {
+  test('half of 4 (even) costs $2.0', () => { expect(half(4)).toBe(3); });
+  test('half of 2', () => { expect(half(2)).toBe(1); });
+  describe('odd', () => { test('throws inside the source', () => { half(3); }); });
+});
+test('top level bad', () => { expect(1).toBe(2); });
+test('top level fine', () => {});
+"""
+VITEST_B = "import { test } from 'vitest';\ntest('b passes', () => {});\ntest('b too', () => {});\n"
+CALC_ESM = "export const half = (n) => { if (n % 2) { throw new Error('odd'); } return n / 2; };\n"
+
+
+def test_vitest_subset_runs_exactly_the_failing_tests(tmp_path: Path, js_runners: Path) -> None:
+    files = {"alpha.test.js": VITEST_A, "beta.test.js": VITEST_B, "src/calc.js": CALC_ESM}
+    root = js_project(tmp_path, js_runners, files, esm=True)
+    stage = Stage(name="test", command=("node_modules/.bin/vitest", "run"), why="")
+    full, subset, again = full_then_subset(root, stage, fail_fast=False)
+    assert full.parsed.counts.ran == 7
+    expected = {
+        "alpha.test.js > calc > half of 4 (even) costs $2.0",
+        "alpha.test.js > calc > odd > throws inside the source",
+        "alpha.test.js > top level bad",
+    }
+    assert ids(full) == expected
+    assert subset.stage.command[-1] == "alpha.test.js"
+    assert ids(again) == expected
+    assert again.parsed.counts.ran == 3
+
+
+def test_vitest_subset_for_one_target_bails_and_runs_only_it(
+    tmp_path: Path, js_runners: Path
+) -> None:
+    files = {"alpha.test.js": VITEST_A, "beta.test.js": VITEST_B, "src/calc.js": CALC_ESM}
+    root = js_project(tmp_path, js_runners, files, esm=True)
+    stage = Stage(name="test", command="npx vitest run --reporter=default", why="")
+    full = run(root, stage)
+    target = [f for f in full.parsed.errors if f.id.endswith("> odd > throws inside the source")]
+    subset = narrow(stage, target, tool=full.parsed.tool)
+    assert subset is not None
+    assert subset.stage.command == (
+        "npx vitest run --reporter=default "
+        "'--testNamePattern=^(?:calc(?: | > )odd(?: | > )throws inside the source)$' "
+        "--bail=1 --passWithNoTests alpha.test.js"
+    )
+    again = run(root, subset.stage)
+    assert ids(again) == {"alpha.test.js > calc > odd > throws inside the source"}
+    assert again.parsed.counts.ran == 1
 
 
 # ---- independent stages in parallel (verify.run_cascade_parallel) ----

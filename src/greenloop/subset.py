@@ -13,6 +13,9 @@ Never guess: a wrong narrowing would hide failures, a missing one only costs tim
   own TESTNAME takes one). libtest has no stable fail-fast.
 - go: ``go test -failfast -run '^(TestA|TestB)$' <packages>``; subtests select their top-level test.
 - node:test: ``node --test --test-name-pattern='^(?:a|b)$' <files>``; Node 20 has no fail-fast.
+- jest: ``jest --testNamePattern='^(?:a b)$' [--bail] --passWithNoTests -- <path regexes>``;
+  vitest: ``vitest run --testNamePattern=… [--bail=1] --passWithNoTests <file filters>``. Only when
+  the runner is run directly (``jest``, ``npx jest``, ``vitest run`` …), never through ``npm test``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ MAX_IDS = 200
 _SHELL_OPS = re.compile(r"[|&;<>()$`\\*?\[\]{}~\n]")
 _PYTEST_RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just"})
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.py|tests?/[^/]*\.py|conftest\.py)$")
+_JS_TEST_FILE = re.compile(r"(?:\.(?:test|spec)\.[cm]?[jt]sx?|(?:^|/)__tests__/.*\.[cm]?[jt]sx?)$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,8 +71,20 @@ def narrow(
 
 
 def touched_test_files(files: Sequence[str]) -> tuple[str, ...]:
-    """The Python test files among the paths an edit changed."""
-    return tuple(f for f in files if _TEST_FILE.search(f) and not f.endswith("conftest.py"))
+    """The test files (Python, JavaScript/TypeScript) among the paths an edit changed."""
+    return tuple(
+        f
+        for f in files
+        if (_TEST_FILE.search(f) and not f.endswith("conftest.py")) or _JS_TEST_FILE.search(f)
+    )
+
+
+def python_files(files: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f for f in files if f.endswith(".py"))
+
+
+def js_files(files: Sequence[str]) -> tuple[str, ...]:
+    return tuple(f for f in files if _JS_TEST_FILE.search(f))
 
 
 def _words(stage: Stage) -> list[str] | None:
@@ -104,7 +120,7 @@ def _pytest(
     names = [os.path.basename(w) for w in text.split()]
     if not ("pytest" in names or "py.test" in names or (names and names[0] in _PYTEST_RUNNERS)):
         return None  # our plugin (and so the selection) would not reach this pytest
-    files = touched_test_files(touched)
+    files = python_files(touched_test_files(touched))
     select = "\n".join((*ids, *files))
     if len(select.encode()) > MAX_SELECT_BYTES:
         return None
@@ -309,6 +325,174 @@ def _node(
     return Subset(stage=_with_argv(stage, narrowed), ids=ids)
 
 
+# ---- jest and vitest ----
+
+_JEST_VALUE = frozenset(
+    {"-c", "--config", "-w", "--maxWorkers", "--testTimeout", "--rootDir", "--testEnvironment",
+     "--seed", "--maxConcurrency", "--outputFile", "--coverageDirectory", "--cacheDirectory",
+     "--workerIdleMemoryLimit", "-t", "--testNamePattern"}
+)  # fmt: skip
+_JEST_BOOL = frozenset(
+    {"--ci", "--no-ci", "--silent", "--verbose", "-i", "--runInBand", "--coverage",
+     "--collectCoverage", "--colors", "--detectOpenHandles", "--forceExit", "--passWithNoTests",
+     "--cache", "--no-cache", "--noStackTrace", "--expand", "-e", "--errorOnDeprecated",
+     "--logHeapUsage", "--useStderr", "--json", "--clearMocks", "--resetMocks",
+     "--restoreMocks", "--randomize", "--watchman", "--no-watchman", "--bail", "-b",
+     "--detectLeaks", "--injectGlobals"}
+)  # fmt: skip
+_VITEST_VALUE = frozenset(
+    {"-c", "--config", "-r", "--root", "--dir", "--reporter", "--pool", "--maxWorkers",
+     "--testTimeout", "--hookTimeout", "--teardownTimeout", "--environment", "--mode",
+     "--project", "--outputFile", "--retry", "--maxConcurrency", "--bail", "-t",
+     "--testNamePattern"}
+)  # fmt: skip
+_VITEST_BOOL = frozenset(
+    {"--globals", "--passWithNoTests", "--allowOnly", "--silent", "--color", "--no-color",
+     "--coverage", "-u", "--update", "--isolate", "--no-isolate", "--fileParallelism",
+     "--no-file-parallelism", "--logHeapUsage", "--hideSkippedTests", "--run"}
+)  # fmt: skip
+_JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
+_JS_SPECIAL = re.compile(r"[\\^$.*+?()[\]{}|/]")
+
+
+def _js(
+    stage: Stage,
+    failures: Sequence[Failure],
+    ids: tuple[str, ...],
+    touched: tuple[str, ...],
+    ff: bool,
+) -> Subset | None:
+    """``js`` output comes from jest, vitest or node:test: the command says which one ran."""
+    argv = _words(stage)
+    if not argv:
+        return None
+    prefix = 2 if os.path.basename(argv[0]) == "npx" else 1  # npx jest / jest
+    name = os.path.basename(argv[prefix - 1]) if len(argv) >= prefix else ""
+    if name == "jest":
+        return _jest(stage, argv[:prefix], argv[prefix:], failures, js_files(touched), ff)
+    if name == "vitest" and argv[prefix : prefix + 1] == ["run"]:
+        rest = argv[prefix + 1 :]
+        return _vitest(stage, argv[: prefix + 1], rest, ids, js_files(touched), ff)
+    return _node(stage, failures, ids, touched, ff)
+
+
+def _jest(
+    stage: Stage,
+    head: list[str],
+    args: list[str],
+    failures: Sequence[Failure],
+    touched: tuple[str, ...],
+    ff: bool,
+) -> Subset | None:
+    scanned = _scan(args, _JEST_VALUE, _JEST_BOOL)
+    if scanned is None or any(_JS_SOURCE.search(f.id) for f in failures):
+        return None  # "Test suite failed to run" is named after its file: its tests are unknown
+    kept, positional = scanned
+    files = [_jest_test_file(f) for f in failures]
+    if "" in files and touched:
+        return None  # the touched files' tests need a run without a name filter, on all files
+    names = [_js_name(f.id, " \u203a ") for f in failures]
+    kept = _without(kept, {"-t", "--testNamePattern"}, _JEST_VALUE)
+    extra = [] if touched else ["--testNamePattern=^(?:" + "|".join(names) + ")$"]
+    ids = tuple(dict.fromkeys(f.id for f in failures))
+    if ff and len(ids) == 1 and not {"--bail", "-b"} & {_name(a) for a in kept}:
+        extra.append("--bail")  # jest's bail counts failing suites: one target, one suite
+    if "--passWithNoTests" not in kept:
+        extra.append("--passWithNoTests")  # a renamed test file: the gate's full run decides
+    if "" not in files:  # path regexes (jest matches them against absolute paths)
+        positional = ["(?:^|/)" + _js_escape(f) + "$" for f in dict.fromkeys([*files, *touched])]
+    narrowed = [*head, *kept, *extra, *(["--", *positional] if positional else [])]
+    return Subset(stage=_with_argv(stage, narrowed), ids=ids, files=touched)
+
+
+def _jest_test_file(failure: Failure) -> str:
+    """The test file a jest failure is in: its own file, or the one test file in its stack."""
+    if _JS_TEST_FILE.search(failure.file):
+        return failure.file
+    found = {fr.file for fr in failure.frames if _JS_TEST_FILE.search(fr.file)}
+    return found.pop() if len(found) == 1 else ""
+
+
+def _vitest(
+    stage: Stage,
+    head: list[str],
+    args: list[str],
+    ids: tuple[str, ...],
+    touched: tuple[str, ...],
+    ff: bool,
+) -> Subset | None:
+    scanned = _scan(args, _VITEST_VALUE, _VITEST_BOOL)
+    parts = [i.split(" > ", 1) for i in ids]  # "a.test.ts > describe > test"
+    if scanned is None or any(len(p) != 2 or not _JS_SOURCE.search(p[0]) for p in parts):
+        return None  # a file-level failure, or a project-prefixed name we don't read
+    files = list(dict.fromkeys([*(p[0] for p in parts), *touched]))
+    if any(f.startswith("-") or ":" in f for f in files):
+        return None  # an option to vitest, or a file:line filter
+    kept = _without(scanned[0], {"-t", "--testNamePattern"}, _VITEST_VALUE)
+    names = [_js_name(p[1], " > ") for p in parts]
+    extra = [] if touched else ["--testNamePattern=^(?:" + "|".join(names) + ")$"]
+    if ff and len(ids) == 1 and "--bail" not in {_name(a) for a in kept}:
+        extra.append("--bail=1")
+    if "--passWithNoTests" not in kept:
+        extra.append("--passWithNoTests")
+    # vitest's filters match as substrings: a.test.ts also picks b/a.test.ts (a superset)
+    narrowed = [*head, *kept, *extra, *files]
+    return Subset(stage=_with_argv(stage, narrowed), ids=ids, files=touched)
+
+
+def _scan(
+    args: Sequence[str], value: frozenset[str], boolean: frozenset[str]
+) -> tuple[list[str], list[str]] | None:
+    """``args`` split into known options and positionals; None on an option we don't know."""
+    kept: list[str] = []
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, name = args[i], _name(args[i])
+        if arg == "--":
+            positional += args[i + 1 :]
+            break
+        if not arg.startswith("-"):
+            positional.append(arg)
+            i += 1
+        elif name in boolean:
+            kept.append(arg)
+            i += 1
+        elif name in value and ("=" in arg or i + 1 < len(args)):
+            step = 1 if "=" in arg else 2
+            kept += args[i : i + step]
+            i += step
+        else:
+            return None
+    return kept, positional
+
+
+def _without(args: list[str], names: set[str], value: frozenset[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        step = 2 if _name(args[i]) in value and "=" not in args[i] else 1
+        if _name(args[i]) not in names:
+            out += args[i : i + step]
+        i += step
+    return out
+
+
+def _name(arg: str) -> str:
+    return arg.split("=", 1)[0]
+
+
+def _js_name(failure_id: str, separator: str) -> str:
+    """A runner's printed name as a regex for its full name (the titles joined with spaces)."""
+    titles = [_js_escape(t) for t in failure_id.split(separator)]
+    return f"(?: |{_js_escape(separator)})".join(titles)  # a title may hold the separator itself
+
+
+def _js_escape(text: str) -> str:
+    """JavaScript RegExp escaping (valid with and without the ``u`` flag)."""
+    return _JS_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
 _Narrower = Callable[
     [Stage, Sequence[Failure], tuple[str, ...], tuple[str, ...], bool], Subset | None
 ]
@@ -317,6 +501,6 @@ _NARROWERS: dict[str, _Narrower] = {
     "unittest": _unittest,
     "cargo": _cargo,
     "go": _go,
-    "js": _node,
+    "js": _js,
     "node-test": _node,
 }

@@ -367,6 +367,22 @@ def test_npm_test_wrapper_is_not_narrowed(tmp_path: Path, js_runners: Path) -> N
         assert narrow(stage, full.parsed.errors, tool="js") is None, command
 
 
+def test_jest_failure_without_a_known_test_file_keeps_the_commands_paths() -> None:
+    stage = Stage(name="test", command=("jest", "--ci", "src/"), why="")
+    lost = Failure(kind=Kind.TEST, id="api \u203a times out", file="src/api.js")
+    subset = narrow(stage, [lost], tool="js", fail_fast=False)
+    assert subset is not None
+    pattern = "--testNamePattern=^(?:api(?: | \u203a )times out)$"
+    assert subset.stage.command == ("jest", "--ci", pattern, "--passWithNoTests", "--", "src/")
+    assert narrow(stage, [lost], tool="js", touched=("src/api.test.js",)) is None
+
+
+def test_vitest_file_level_and_project_prefixed_failures_run_in_full() -> None:
+    stage = Stage(name="test", command=("vitest", "run"), why="")
+    for failure_id in ("a.test.ts [ a.test.ts ]", "|unit| a.test.ts > t"):
+        assert narrow(stage, [Failure(kind=Kind.TEST, id=failure_id)], tool="js") is None
+
+
 VITEST_A = """\
 import { describe, test, expect } from 'vitest';
 import { half } from './src/calc.js';

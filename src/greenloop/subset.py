@@ -393,6 +393,7 @@ def _jest(
         return None  # the touched files' tests need a run without a name filter, on all files
     names = [_js_name(f.id, " \u203a ") for f in failures]
     kept = _without(kept, {"-t", "--testNamePattern"}, _JEST_VALUE)
+    # jest compiles the pattern with the "i" flag: "Bad one" runs too (a superset, never less)
     extra = [] if touched else ["--testNamePattern=^(?:" + "|".join(names) + ")$"]
     ids = tuple(dict.fromkeys(f.id for f in failures))
     if ff and len(ids) == 1 and not {"--bail", "-b"} & {_name(a) for a in kept}:
@@ -423,8 +424,10 @@ def _vitest(
 ) -> Subset | None:
     scanned = _scan(args, _VITEST_VALUE, _VITEST_BOOL)
     parts = [i.split(" > ", 1) for i in ids]  # "a.test.ts > describe > test"
-    if scanned is None or any(len(p) != 2 or not _JS_SOURCE.search(p[0]) for p in parts):
-        return None  # a file-level failure, or a project-prefixed name we don't read
+    if scanned is None or any(
+        len(p) != 2 or not _JS_SOURCE.search(p[0]) or p[0].startswith("|") for p in parts
+    ):
+        return None  # a file-level failure, or a project-prefixed name ("|unit| a.test.ts")
     files = list(dict.fromkeys([*(p[0] for p in parts), *touched]))
     if any(f.startswith("-") or ":" in f for f in files):
         return None  # an option to vitest, or a file:line filter

@@ -21,6 +21,7 @@ _DOC_COMMAND = re.compile(
     r"^\s*(?:[-*]\s*)?\**(?:test(?:s|ing)?|verify|verifier)(?:\s+command)?\**\s*:\**\s*`([^`]+)`",
     re.IGNORECASE | re.MULTILINE,
 )
+_MYPY_FILES = re.compile(r"^\s*files\s*=", re.MULTILINE)
 _DOC_COMMENT = re.compile(r"<!--\s*greenloop:\s*(.+?)\s*-->")
 
 
@@ -192,8 +193,15 @@ def _lint_and_type_stages(root: Path) -> list[Stage]:
         or "[mypy]" in _read(root / "setup.cfg")
     )
     if mypy_cfg and _installed(root, "mypy"):
+        # the project's own `files =` decides what mypy checks; only without it, the whole tree
+        own_files = _MYPY_FILES.search(
+            pyproject + _read(root / "mypy.ini") + _read(root / "setup.cfg")
+        )
+        targets = () if own_files else (".",)
         stages.append(
-            Stage(name="type", command=(*python_tool(root, "mypy"), "."), why="mypy configured")
+            Stage(
+                name="type", command=(*python_tool(root, "mypy"), *targets), why="mypy configured"
+            )
         )
     if _eslint_configured(root) and (root / "node_modules/.bin/eslint").exists():
         stages.append(

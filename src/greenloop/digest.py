@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.anchor import EditAnchor, parse_diff
-from greenloop.classify import Verdict
+from greenloop.classify import Verdict, runs_tests
 from greenloop.parsers.model import Failure, Frame, Kind
 from greenloop.redact import redact
 from greenloop.verify import CheckResult, StageRun
@@ -208,7 +208,7 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
 
 def _counts_line(run: StageRun) -> str:
     c = run.parsed.counts
-    if c.summary_seen and (c.ran or c.skipped):
+    if c.summary_seen and (c.ran or c.skipped) and runs_tests(run.parsed):
         parts = [
             f"{n} {word}"
             for n, word in (

@@ -1,0 +1,85 @@
+"""Where the verifier comes from: command line > configuration > agent docs > detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from greenloop.config import Config, StageSpec
+from greenloop.detect import command_from_args, detect_cascade
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def stages(root: Path, config: Config | None = None) -> list[tuple[str, str]]:
+    cascade = detect_cascade(root, config or Config())
+    assert cascade is not None
+    return [(s.name, s.display) for s in cascade.stages]
+
+
+def test_several_words_run_as_argv_and_one_shell_string_through_sh() -> None:
+    assert command_from_args(["pytest", "-x"]) == ("pytest", "-x")
+    assert command_from_args(["ruff check . && pytest"]) == "ruff check . && pytest"
+
+
+def test_command_line_wins_over_configuration(tmp_path: Path) -> None:
+    config = Config(stages=(StageSpec(name="test", run="make check"),))
+    cascade = detect_cascade(tmp_path, config, ["pytest", "-q"])
+    assert cascade is not None
+    assert cascade.source == "command line"
+    assert [s.display for s in cascade.stages] == ["pytest -q"]
+
+
+def test_agents_md_test_command_is_recognised(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "AGENTS.md": "# Notes\n\n- **Test command:** `make test-fast`\n",
+            "Makefile": "test:\n\ttrue\n",
+        },
+    )
+    assert stages(tmp_path) == [("test", "make test-fast")]
+
+
+def test_npm_placeholder_test_script_is_not_a_verifier(tmp_path: Path) -> None:
+    placeholder = {"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}
+    write(tmp_path, {"package.json": json.dumps(placeholder)})
+    assert detect_cascade(tmp_path, Config()) is None
+    write(tmp_path, {"package.json": json.dumps({"scripts": {"test": "jest"}})})
+    assert stages(tmp_path) == [("test", "npm test")]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"Cargo.toml": "[package]\nname = 'x'\n"}, "cargo test"),
+        ({"Makefile": "build:\n\ttrue\ntest: build\n\ttrue\n"}, "make test"),
+        ({"go.mod": "module x\n"}, "go test ./..."),
+    ],
+)
+def test_project_files_pick_the_test_runner(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
+    write(tmp_path, files)
+    assert stages(tmp_path) == [("test", expected)]
+
+
+def test_lint_and_type_stages_come_first_and_respect_mypy_files(tmp_path: Path) -> None:
+    # the project's own virtualenv has the tools (detection prefers it over PATH)
+    write(tmp_path, {".venv/bin/ruff": "", ".venv/bin/mypy": "", ".venv/bin/pytest": ""})
+    write(tmp_path, {"pyproject.toml": "[tool.ruff]\n[tool.mypy]\nstrict = true\n"})
+    names = stages(tmp_path)
+    assert names == [
+        ("lint", ".venv/bin/ruff check ."),
+        ("type", ".venv/bin/mypy ."),
+        ("test", ".venv/bin/pytest"),
+    ]
+    write(tmp_path, {"pyproject.toml": '[tool.ruff]\n[tool.mypy]\nfiles = ["src"]\n'})
+    assert stages(tmp_path)[1][1].endswith("mypy")

@@ -426,3 +426,55 @@ def test_verifier_by_products_stay_out_of_the_agents_commit(make_repo: Callable[
     assert result.result is Result.SUCCESS
     assert result.history[1].files_changed == ("calc.py",)
     assert "report.xml" not in git(root, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_on_a_terminal_the_plan_is_shown_and_declining_touches_nothing(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    import pty
+
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([[FIX_ADD]]))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            PY,
+            "-m",
+            "greenloop",
+            "-C",
+            str(calc_repo),
+            "run",
+            "--agent",
+            f"scripted:{steps}",
+            "--",
+            PY,
+            "-m",
+            "pytest",
+            "-q",
+        ],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(follower)
+    os.write(leader, b"n\n")
+    _out, err = proc.communicate(timeout=60)
+    os.close(leader)
+    assert proc.returncode == 130, err
+    assert "at most 5 iterations" in err
+    assert "agent: scripted" in err
+    assert not (calc_repo / ".git" / "greenloop" / "runs").exists() or not any(
+        (calc_repo / ".git" / "greenloop" / "runs").iterdir()
+    )
+    assert git(calc_repo, "status", "--porcelain") == ""
+    assert (calc_repo / "calc.py").read_text() == CALC
+
+
+def test_without_a_terminal_the_run_never_asks(calc_repo: Path, tmp_path: Path) -> None:
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([[FIX_ADD, FIX_SUB, FIX_MUL, FIX_DIV]]))
+    proc = _cli_run(calc_repo, steps)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "Start?" not in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,24 +59,30 @@ def run_cascade(
     timeout: float,
     all_stages: bool = False,
     environ: Mapping[str, str] = os.environ,
+    parallel: bool = False,
 ) -> CheckResult:
-    """Fastest first; stop at the first stage that is not green unless ``all_stages``."""
+    """Fastest first; stop at the first stage that is not green unless ``all_stages``.
+
+    ``parallel``: consecutive read-only stages run concurrently (threads: the waiting happens
+    outside the GIL). The result is the sequential one: a later stage's run is dropped where the
+    sequential cascade would have stopped before it; only ``duration_s`` differs."""
     start = time.monotonic()
     modules = repo_modules(root)
-    runs: list[StageRun] = []
-    for i, stage in enumerate(cascade.stages):
-        run = run_stage(
+
+    def one(stage: Stage) -> StageRun:
+        return run_stage(
             root, stage, timeout=stage.timeout or timeout, environ=environ, modules=modules
         )
-        runs.append(run)
-        if run.verdict is not Verdict.GREEN and not all_stages:
-            not_run = tuple(s.name for s in cascade.stages[i + 1 :])
-            return _result(cascade, runs, start, not_run)
+
+    runs: list[StageRun] = []
+    groups = _groups(cascade.stages) if parallel else [[s] for s in cascade.stages]
+    for group in groups:
+        for run in _run_group(group, one):
+            runs.append(run)
+            if run.verdict is not Verdict.GREEN and not all_stages:
+                not_run = tuple(s.name for s in cascade.stages[len(runs) :])
+                return _result(cascade, runs, start, not_run)
     return _result(cascade, runs, start, ())
-
-
-# Stages that only read the tree (issue 7): they may run side by side; fixers never do.
-READ_ONLY = frozenset({"lint", "type"})
 
 
 def run_cascade_parallel(
@@ -87,31 +93,23 @@ def run_cascade_parallel(
     all_stages: bool = False,
     environ: Mapping[str, str] = os.environ,
 ) -> CheckResult:
-    """``run_cascade`` with consecutive read-only stages run concurrently (threads: the waiting
-    happens outside the GIL). The result is the sequential one: a later stage's run is dropped
-    where the sequential cascade would have stopped before it; only ``duration_s`` differs."""
+    """``run_cascade`` with read-only stages (lint, type) side by side (issue 7)."""
+    return run_cascade(
+        root, cascade, timeout=timeout, all_stages=all_stages, environ=environ, parallel=True
+    )
+
+
+# Stages that only read the tree (issue 7): they may run side by side; fixers never do.
+READ_ONLY = frozenset({"lint", "type"})
+
+
+def _run_group(group: list[Stage], one: Callable[[Stage], StageRun]) -> list[StageRun]:
+    if len(group) == 1:
+        return [one(group[0])]
     from concurrent.futures import ThreadPoolExecutor
 
-    start = time.monotonic()
-    modules = repo_modules(root)
-    runs: list[StageRun] = []
-    stages = cascade.stages
-    for group in _groups(stages):
-        with ThreadPoolExecutor(max_workers=len(group)) as pool:
-            done = list(
-                pool.map(
-                    lambda s: run_stage(
-                        root, s, timeout=s.timeout or timeout, environ=environ, modules=modules
-                    ),
-                    group,
-                )
-            )
-        for run in done:
-            runs.append(run)
-            if run.verdict is not Verdict.GREEN and not all_stages:
-                not_run = tuple(s.name for s in stages[len(runs) :])
-                return _result(cascade, runs, start, not_run)
-    return _result(cascade, runs, start, ())
+    with ThreadPoolExecutor(max_workers=len(group)) as pool:
+        return list(pool.map(one, group))
 
 
 def _groups(stages: tuple[Stage, ...]) -> list[list[Stage]]:

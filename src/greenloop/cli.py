@@ -172,7 +172,7 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--keep", action="store_true", help="keep the demo repository and print its path"
     )
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.set_defaults(handler=_lazy("greenloop.demo", "main_demo"))
+    p.set_defaults(handler=_lazy("greenloop.demo.run", "main_demo"))
 
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

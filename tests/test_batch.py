@@ -164,3 +164,12 @@ def test_batch_ctrl_c_interrupts_running_tasks_and_a_second_run_resumes(tmp_path
     assert resumed.returncode == 0, resumed.stderr
     assert [r["result"] for r in _rows(out)] == ["interrupted", "success"]
     assert (out / "aside" / "work" / "long.1").is_dir()
+
+
+def test_batch_cli_parser_imports_neither_ray_nor_the_batch_runner() -> None:
+    probe = (
+        "import sys; from greenloop.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('greenloop.batch.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['greenloop.batch.cli']"

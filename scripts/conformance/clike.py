@@ -174,8 +174,19 @@ def candidates(source: str, *, lang: str, kind: str) -> list[tuple[Token, str]]:
             found.append((token, replacement))
     if kind == "wrong_return":  # a returned literal when there is one, else any boolean
         returned = [(t, r) for t, r in found if _in_return(tokens, tokens.index(t))]
-        return returned or found
+        return returned or found or _negated_returns(tokens, lang=lang)
     return found
+
+
+def _negated_returns(tokens: list[Token], *, lang: str) -> list[tuple[Token, str]]:
+    """JS without a boolean literal: ``return x`` -> ``return !x`` (a wrong value, still valid)."""
+    if lang != "js":
+        return []
+    return [
+        (t, "return !")
+        for t, after in zip(tokens, tokens[1:], strict=False)
+        if t.text == "return" and after.line == t.line and after.text not in (";", "}")
+    ]
 
 
 def _is_directive(line: str) -> bool:
@@ -238,3 +249,33 @@ def apply(root: Path, mutation: Mutation) -> None:
         raise ValueError(f"{mutation.file}:{mutation.line} is not the line the mutation expects")
     lines[mutation.line - 1] = mutation.after
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+# ---- the interface mutate.choose uses (same kind names as the Python mutator) ----
+
+EXTENSIONS = {".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".mts": "js", ".go": "go", ".rs": "rust"}
+KIND_NAMES = {
+    "comparison": "flip_comparison",
+    "off_by_one": "off_by_one",
+    "return_value": "wrong_return",
+    "syntax": "syntax_error",
+    "undefined_name": "undefined_name",
+}
+
+
+def handles(name: str) -> bool:
+    return Path(name).suffix in EXTENSIONS
+
+
+def sites(source: str, kind: str, *, name: str) -> list[object]:
+    """``mutate.Edit`` per line with a candidate of ``kind``: the first one on the line."""
+    from mutate import Edit  # mutate imports this module
+
+    lang = EXTENSIONS[Path(name).suffix]
+    lines = source.split("\n")
+    seen: dict[int, Edit] = {}
+    for token, replacement in candidates(source, lang=lang, kind=KIND_NAMES.get(kind, kind)):
+        line = lines[token.line - 1]
+        after = line[: token.start] + replacement + line[token.end :]
+        seen.setdefault(token.line, Edit(line=token.line, before=line, after=after))
+    return [seen[n] for n in sorted(seen)]

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from truth import Truth, strip_ansi
+from truth import Truth, make_truth, strip_ansi
 
 _GO_LOC = re.compile(r"^\s+(\w[\w./-]*\.go):(\d+): (.*)$")
 _GO_DIAG = re.compile(r"^(?:vet: )?(\.?/?[\w./-]+\.go):(\d+):(\d+): (.*)$", re.MULTILINE)
@@ -21,7 +21,8 @@ def read_go_test(report: str, *, root: Path) -> Truth:
     """``go test -json``: fail/pass/skip events per test; leaf tests are counted."""
     events = [json.loads(line) for line in report.splitlines() if line.startswith("{")]
     if not any(e.get("Test") for e in events) and _GO_DIAG.search(report):
-        return read_go_diagnostics(report, root=root)  # the package did not build
+        built = read_go_diagnostics(report, root=root)  # the package did not build: no test ran
+        return Truth(message=built.message, source="go test -json (build failed: no counts)")
     ids: list[str] = []
     outputs: dict[str, list[str]] = {}
     tally = {"pass": 0, "fail": 0, "skip": 0}
@@ -37,6 +38,8 @@ def read_go_test(report: str, *, root: Path) -> Truth:
             if event["Action"] == "fail":
                 ids.append(name)
     error_type, message = _go_failure(outputs.get(ids[0], []) if ids else [])
+    if not ids and _GO_DIAG.search(report):  # one package did not build, the others ran
+        message = read_go_diagnostics(report, root=root).message
     return Truth(
         ids=tuple(ids),
         error_type=error_type,
@@ -51,20 +54,12 @@ def read_go_test(report: str, *, root: Path) -> Truth:
 def _go_failure(lines: list[str]) -> tuple[str | None, str | None]:
     for line in lines:
         if line.startswith("panic: "):
-            return "panic", line[len("panic: ") :].strip()
+            return "panic", line[len("panic: ") :].strip().removesuffix(" [recovered]")
         match = _GO_LOC.match(line)
         if match:
             return None, match[3].strip()
     return None, None
 
-
-def go_test_frame(report: str) -> str | None:
-    for line in report.splitlines():
-        if line.startswith("{"):
-            match = _GO_LOC.match(json.loads(line).get("Output", ""))
-            if match:
-                return f"{match[1]}:{match[2]}"
-    return None
 
 
 def read_go_diagnostics(report: str, *, root: Path) -> Truth:
@@ -78,10 +73,6 @@ def read_go_diagnostics(report: str, *, root: Path) -> Truth:
         source="go diagnostics (file:line:col: message)",
     )
 
-
-def go_diag_frame(report: str) -> str | None:
-    match = next(filter(None, map(_GO_DIAG.match, strip_ansi(report).splitlines())), None)
-    return f"{match[1].removeprefix('./')}:{match[2]}" if match else None
 
 
 def read_cargo_json(report: str, *, root: Path) -> Truth:
@@ -104,26 +95,19 @@ def read_cargo_json(report: str, *, root: Path) -> Truth:
     )
 
 
-def cargo_json_frame(report: str) -> str | None:
-    for line in report.splitlines():
-        if line.startswith("{"):
-            message = json.loads(line).get("message") or {}
-            spans = [s for s in message.get("spans", []) if s.get("is_primary")]
-            if message.get("level") == "error" and spans:
-                return f"{spans[0]['file_name']}:{spans[0]['line_start']}"
-    return None
 
-
-_LIBTEST = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)")
+_LIBTEST = re.compile(r"^test (.+?) \.\.\. (ok|FAILED|ignored)")
 _RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored")
-_PANIC = re.compile(r"^thread '([^']+)' panicked at ([\w./-]+\.rs):(\d+):\d+:$")
+_PANIC = re.compile(r"^thread '([^']+)'(?: \(\d+\))? panicked at ([\w./-]+\.rs):(\d+):\d+:$")
+_DIED = re.compile(r"process didn't exit successfully: .*\(signal: (\d+), (\w+)")
 
 
 def read_libtest(report: str, *, root: Path) -> Truth:
     """libtest's per-test lines from ``cargo test --no-fail-fast -- --test-threads=1``."""
     compiled = read_cargo_json(report, root=root)
-    if compiled.failed:
-        return compiled  # a test target did not compile: no test ran
+    if compiled.failed:  # a test target did not compile: no test ran, no counts
+        return Truth(ids=compiled.ids, error_type=compiled.error_type, message=compiled.message,
+                     source="libtest: a target failed to compile (cargo --message-format=json)")  # fmt: skip
     lines = strip_ansi(report).splitlines()
     ids = [m[1] for m in map(_LIBTEST.match, lines) if m and m[2] == "FAILED"]
     totals = [tuple(map(int, m.groups())) for m in map(_RESULT.match, lines) if m]
@@ -132,6 +116,10 @@ def read_libtest(report: str, *, root: Path) -> Truth:
         if _PANIC.match(line) and index + 1 < len(lines):
             message = lines[index + 1].strip()
             break
+    died = next(filter(None, map(_DIED.search, lines)), None)
+    if died and not ids:  # a test binary died from a signal: cargo's own line says which
+        message = f"signal: {died[1]}, {died[2]}"
+        return Truth(error_type=died[2], message=message, killed=True, source="cargo test")
     return Truth(
         ids=tuple(ids),
         error_type="panic" if message else None,
@@ -143,8 +131,9 @@ def read_libtest(report: str, *, root: Path) -> Truth:
     )
 
 
-def libtest_frame(report: str) -> str | None:
-    for match in map(_PANIC.match, strip_ansi(report).splitlines()):
-        if match:
-            return f"{match[2]}:{match[3]}"
-    return None
+TRUTHS = {
+    "go-json": make_truth(read_go_test),
+    "go-diag": make_truth(read_go_diagnostics),
+    "cargo-json": make_truth(read_cargo_json),
+    "libtest": make_truth(read_libtest),
+}

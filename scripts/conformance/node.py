@@ -11,8 +11,9 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
-from truth import Truth, error_in, split_error, strip_ansi, tap_failures, yaml_field
+from truth import Truth, error_in, make_truth, split_error, strip_ansi, tap_failures, yaml_field
 
 
 def read_jest(report: str, *, joiner: str = " › ", root: Path) -> Truth:
@@ -65,7 +66,7 @@ def read_mocha(report: str, *, root: Path) -> Truth:
     start = report.find('{\n  "stats"')
     if start < 0:
         return Truth(source="mocha json (no report: the run stopped before mocha ran)")
-    data = json.loads(report[start:])
+    data, _ = json.JSONDecoder().raw_decode(report[start:])
     stats = data["stats"]
     failures = data.get("failures", [])
     ids = tuple(f["fullTitle"] for f in failures)
@@ -202,14 +203,10 @@ def read_tsc(report: str, *, root: Path) -> Truth:
     )
 
 
-def tsc_frame(report: str) -> str | None:
-    match = next(filter(None, map(_TSC.match, strip_ansi(report).splitlines())), None)
-    return f"{match[1]}:{match[2]}" if match else None
-
 
 def read_eslint(report: str, *, root: Path) -> Truth:
     """``eslint --format json``: errors and warnings per file."""
-    data = json.loads(report[report.find("[") :])
+    data = _json_array(report)
     problems = [m for f in data for m in f.get("messages", [])]
     ids = [m.get("ruleId") or ("parsing" if m.get("fatal") else "") for m in problems]
     first = problems[0] if problems else {}
@@ -222,9 +219,22 @@ def read_eslint(report: str, *, root: Path) -> Truth:
     )
 
 
-def eslint_frame(report: str, *, root: Path) -> str | None:
-    data = json.loads(report[report.find("[") :])
-    for entry in data:
-        for problem in entry.get("messages", []):
-            return f"{_relative(entry['filePath'], root)}:{problem.get('line')}"
-    return None
+def _json_array(report: str) -> list[dict[str, Any]]:
+    """The JSON array eslint prints (npm's banner before it, warnings after it)."""
+    start = report.find("[{")
+    start = report.find("[]") if start < 0 else start
+    data, _ = json.JSONDecoder().raw_decode(report[start:])
+    return list(data)
+
+
+TRUTHS = {
+    "jest": make_truth(read_jest),
+    "vitest": make_truth(lambda report, root: read_jest(report, joiner=" > ", root=root)),
+    "mocha": make_truth(read_mocha),
+    "node-junit": make_truth(read_node_junit),
+    "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
+    "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),
+    "uvu": make_truth(read_uvu),
+    "tsc": make_truth(read_tsc),
+    "eslint": make_truth(read_eslint),
+}

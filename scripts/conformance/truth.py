@@ -7,8 +7,11 @@ for one failure, read by the few lines below and cross-checked by a second run.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TYPED = re.compile(r"^\s*(?:Uncaught )?([A-Z]\w*(?:Error|Exception))(?: \[\w+\])?:\s*(.*)$")
@@ -25,6 +28,8 @@ class Truth:
     failed: int | None = None
     skipped: int | None = None
     source: str = ""
+    killed: bool = False
+    """The runner's report says a test process died from a signal (cargo: ``signal: 11``)."""
     notes: tuple[str, ...] = field(default=())
 
     def counts(self) -> dict[str, int | None]:
@@ -106,4 +111,111 @@ def yaml_field(yaml: str, name: str) -> str | None:
             if value in ("|-", "|", ">-", ">", "") and index + 1 < len(lines):
                 value = lines[index + 1].strip()
             return value.strip("'\"") or None
+    return None
+
+
+# ---- the corpus interface: a Truth function per reader (common.Truth) ----
+
+TEST_SOURCES = ("json report", "mocha", "node", "ava", "tap", "uvu", "go test", "libtest")
+
+
+def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
+    """A ``common.Truth``: re-run with the runner's reporter (``truth_argv``), read the report."""
+
+    def truth(project: Any, runner: Any, done: Any, mutation: Any) -> object:
+        import common
+
+        cwd = project.root / runner.cwd
+        report = common.WORK / f".{project.name}-report"
+        report.unlink(missing_ok=True)
+        argv = _with_report(runner.truth_argv or runner.argv, str(report))
+        env = {k: v for k, v in common.runner_env(project).items() if k not in runner.unset_env}
+        again = common.run(argv, cwd, env, runner.timeout)
+        text = report.read_text("utf-8", "replace") if report.exists() else again.stdout + "\n" + again.stderr
+        found = quiet_counts(reader(text, root=cwd), runner.argv)
+        shown = argv if isinstance(argv, str) else " ".join(argv)
+        how = f"second run: {shown.replace(str(report), 'REPORT')} (exit {again.exit_code}); {found.source}"
+        return facts_of(found, done, mutation, how=how, frame=_frame(project, runner, mutation))
+
+    return truth
+
+
+def quiet_counts(found: Truth, argv: tuple[str, ...] | str) -> Truth:
+    """``go test`` without ``-v`` prints failures only: passes and skips are not in its output."""
+    words = argv.split() if isinstance(argv, str) else argv
+    if found.source.startswith("go test") and "-v" not in words and found.failed is not None:
+        return dataclasses.replace(found, passed=None, skipped=None, source=found.source + " (quiet run: failed count only)")
+    return found
+
+
+def _with_report(argv: tuple[str, ...] | str, report: str) -> tuple[str, ...] | str:
+    if isinstance(argv, str):
+        return argv.replace("{report}", report)
+    return tuple(a.replace("{report}", report) for a in argv)
+
+
+def _frame(project: Any, runner: Any, mutation: Any) -> str | None:
+    if mutation is None:
+        return None
+    path = (project.root / mutation.file).relative_to(project.root / runner.cwd)
+    return f"{path.as_posix()}:{mutation.line}"
+
+
+def facts_of(found: Truth, done: Any, mutation: Any, *, how: str, frame: str | None) -> object:
+    from common import Facts
+
+    verdict = verdict_of(done, found)
+    message = short(found.message) if found.message else None
+    if verdict == "failed" and not found.ids and message is None:
+        message = short(_first_error_line(done.stdout + "\n" + done.stderr) or "") or None
+    return Facts(
+        verdict=verdict,
+        failing_ids=found.ids,
+        error_type=found.error_type,
+        message=message,
+        frame=frame if verdict != "green" else None,
+        counts=_counts(found),
+        ground_truth=how,
+    )
+
+
+def verdict_of(done: Any, found: Truth) -> str:
+    """From the exit code and the report, never from greenloop.
+
+    The baseline is green here and a mutant differs from it by one committed line of project
+    code, so a mutant's non-zero exit (not a signal, not a timeout) is a code failure.
+    """
+    if done.timed_out:
+        return "timeout"
+    if done.exit_code < 0 or found.killed:
+        return "killed"
+    if done.exit_code == 0:
+        return "untrusted" if found.failed else "green"
+    return "failed"
+
+
+def _counts(found: Truth) -> dict[str, int] | None:
+    if not found.source.startswith(TEST_SOURCES):
+        return None if found.failed is None else {"failed": found.failed}
+    if found.source.endswith("(quiet run: failed count only)"):
+        return {"failed": found.failed}  # type: ignore[dict-item]
+    values = (found.passed, found.failed, found.skipped)
+    if any(v is None for v in values):
+        return None  # the tests never ran (a load or build failure): no counts to compare
+    return {"passed": found.passed, "failed": found.failed, "skipped": found.skipped}  # type: ignore[dict-item]
+
+
+def short(message: str, limit: int = 120) -> str:
+    """The first non-empty line, cut at a word boundary (as python.short does)."""
+    first = next((ln.strip() for ln in strip_ansi(message).splitlines() if ln.strip()), "")
+    if len(first) <= limit:
+        return first
+    cut = first[:limit]
+    return cut[: cut.rfind(" ")] if " " in cut else cut
+
+
+def _first_error_line(raw: str) -> str | None:
+    for line in strip_ansi(raw).splitlines():
+        if re.search(r"\b\w*Error\b|\berror\b", line):
+            return line.strip()
     return None

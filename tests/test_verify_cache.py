@@ -69,7 +69,9 @@ def test_verify_cache_reuses_a_green_run_and_says_when_it_happened(
     assert not again.block_reason
     cached = list((root / ".git" / "greenloop" / "cache").glob("*.json"))
     assert len(cached) == 1
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, check=True
+    )
     assert status.stdout == b""  # the cache lives in the git dir, never in the work tree
 
 
@@ -170,7 +172,9 @@ def test_verify_cache_never_turns_a_red_tree_green_when_a_file_changes_between_s
 
     def hook() -> str:
         argv = [PY, "-m", "greenloop", "hook", "claude-stop"]
-        out = subprocess.run(argv, input=event, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            argv, input=event, capture_output=True, text=True, timeout=120, check=True
+        )
         return out.stdout
 
     assert hook() == ""

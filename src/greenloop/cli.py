@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_check,
         _add_detect,
         _add_run,
+        _add_batch,
         _add_report,
         _add_runs,
         _add_recover,
@@ -215,11 +216,26 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_run"))
 
 
+def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.batch.cli import add_arguments
+
+    p = sub.add_parser(
+        "batch",
+        help="many loops at once, each in a fresh clone: a local pool or a Ray cluster; resumable",
+        description="Runs every task of TASKS.jsonl (one JSON object per line: id, repo, ref, "
+        "task, verifier, setup, agent, max_iters, timeout) in its own clone under DIR/work/. "
+        "Exit codes: 0 every task succeeded; 1 any did not; 2 usage; 130 interrupted.",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
     p.add_argument("run_id", nargs="?", default="last", metavar="RUN_ID|last")
     p.add_argument("--format", choices=("text", "json", "md", "html"), default="text")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))
 
 

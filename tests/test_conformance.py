@@ -66,7 +66,7 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
     )  # fmt: skip
     stage = Stage(name="verify", command=argv, why="conformance")
     verdict = classify(
-        result, parsed, command=stage.display, repo_modules=frozenset(data["repo_modules"])
+        result, parsed, command=stage.display, repo_modules=frozenset(data.get("repo_modules", ()))
     )
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)
     checked = CheckResult(

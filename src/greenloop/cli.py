@@ -120,6 +120,12 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument(
+        "--cache",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="reuse a green run of this exact tree from the last cache_ttl seconds",
+    )
     p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 
@@ -127,6 +133,9 @@ def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
+
+
+_NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
 
 
 def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,6 +147,7 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "to the user only. Bounded per session by max_iters and by a repeated failure.",
     )
     p.add_argument("event", choices=("claude-stop",))
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
 
 
@@ -157,6 +167,7 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
 
 

@@ -63,12 +63,13 @@ def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
     if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
         return None
-    import argparse
+    from types import SimpleNamespace  # argparse's Namespace without importing argparse
+    from typing import cast
 
     handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
-    return argparse.Namespace(
-        repo=".", verbose=0, command=[], handler=handler, event="claude-stop", cache=not argv[2:]
-    )
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop"}
+    args = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])
+    return cast("argparse.Namespace", args)
 
 
 def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:

@@ -25,6 +25,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list == ["--version"]:  # answered before argparse builds help formatters
         print(f"greenloop {__version__}")
         return 0
+    from greenloop.redact import redacting_streams
+
+    with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted
+        return _main(args_list)
+
+
+def _main(args_list: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(_split_command(args_list, parser))
     if args.verbose:
@@ -62,11 +69,13 @@ def _crash() -> int:
     import traceback
     from pathlib import Path
 
+    from greenloop.redact import redact
+
     directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "greenloop"
     try:
         directory.mkdir(parents=True, exist_ok=True)
         log = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
+        log.write_text(redact(traceback.format_exc()), encoding="utf-8")
         where = str(log)
     except OSError:
         where = "(could not write a crash log)"

@@ -48,20 +48,30 @@ def build_server(server_class: Any, root: Path) -> Any:
     async def verify(command: str | None = None, all_stages: bool = False) -> dict[str, Any]:
         """Run the verifier once (the configured/detected cascade, or `command` as a shell
         command) and return verdict, exit_code, counts, failures and the digest to act on."""
-        return await anyio.to_thread.run_sync(partial(verify_json, root, command, all_stages))
+        return _redacted(
+            await anyio.to_thread.run_sync(partial(verify_json, root, command, all_stages))
+        )
 
     async def detect() -> dict[str, Any]:
         """The verifier stages greenloop would run here, fastest first, and why each was chosen."""
-        return await anyio.to_thread.run_sync(partial(detect_json, root))
+        return _redacted(await anyio.to_thread.run_sync(partial(detect_json, root)))
 
     async def last_report(run_id: str = "last") -> dict[str, Any]:
         """The record of the latest (or the given) `greenloop run` in this repository."""
-        return await anyio.to_thread.run_sync(partial(last_report_json, root, run_id))
+        return _redacted(await anyio.to_thread.run_sync(partial(last_report_json, root, run_id)))
 
     server = server_class("greenloop", instructions=INSTRUCTIONS)
     for tool in (verify, detect, last_report):
         server.add_tool(tool)
     return server
+
+
+def _redacted(data: dict[str, Any]) -> dict[str, Any]:
+    """Replies go out through the MCP library's own stdout writer: redacted here, like all output."""
+    from greenloop.redact import redact_data
+
+    reply: dict[str, Any] = redact_data(data)
+    return reply
 
 
 def verify_json(root: Path, command: str | None = None, all_stages: bool = False) -> dict[str, Any]:

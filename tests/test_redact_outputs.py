@@ -14,9 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from secret_shapes import PROJECT_PATTERN, SHAPES, leaks
-
 from greenloop.integrations import mcp_server
+from secret_shapes import PROJECT_PATTERN, SHAPES, leaks
 
 PY = sys.executable
 TEST_FILE = """\
@@ -55,6 +54,7 @@ def seeded_repo(make_repo: Callable[..., Path]) -> Path:
 def greenloop(root: Path, env: dict[str, str], *args: str) -> str:
     proc = subprocess.run(
         [PY, "-m", "greenloop", "-C", str(root), *args],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -92,9 +92,7 @@ def test_redaction_hides_every_seeded_secret_in_every_output_of_check_and_run(
     greenloop(root, env, "report", "--format", "html", "-o", str(html))
     outputs["report.html"] = html.read_text()
     outputs["$GITHUB_STEP_SUMMARY"] = summary.read_text()
-    outputs["mcp last_report"] = json.dumps(
-        mcp_server._redacted(mcp_server.last_report_json(root))
-    )
+    outputs["mcp last_report"] = json.dumps(mcp_server._redacted(mcp_server.last_report_json(root)))
     outputs.update(written_files(root))
 
     assert any(name.endswith("agent.txt") for name in outputs)  # the agent really ran

@@ -1,4 +1,4 @@
-"""The built-in agent against a real chat-completions server on 127.0.0.1 (greenloop.replay)."""
+"""The built-in agent against a real chat-completions server on 127.0.0.1 (greenloop.demo.server)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ import pytest
 from greenloop.agents.base import Agent, AgentRequest
 from greenloop.agents.openai import SDK_MISSING, OpenAIAgent, Settings
 from greenloop.agents.tools import read_file, tool_specs
+from greenloop.demo.script import Reply, Response, ToolCall
+from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
 from greenloop.process import run_command
-from greenloop.replay import ReplayServer, Reply, Response, ToolCall
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 OPS = "def mul(a, b):\n    return a + b\n"

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_clis import clean_environ, require_cli
-from greenloop.replay import ReplayServer, Reply
+from greenloop.demo.script import Reply
+from greenloop.demo.server import ReplayServer
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"

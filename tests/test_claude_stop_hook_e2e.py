@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_clis import clean_environ, require_cli
-from greenloop.replay import ReplayServer, Reply
+from greenloop.demo.script import Reply
+from greenloop.demo.server import ReplayServer
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -14,12 +14,12 @@ from pathlib import Path
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = {
-    "greenloop/demo_project/pyproject.toml",
-    "greenloop/demo_project/src/shop/__init__.py",
-    "greenloop/demo_project/src/shop/cart.py",
-    "greenloop/demo_project/src/shop/pricing.py",
-    "greenloop/demo_project/tests/test_cart.py",
-    "greenloop/demo_project/tests/test_pricing.py",
+    "greenloop/demo/project/pyproject.toml",
+    "greenloop/demo/project/src/shop/__init__.py",
+    "greenloop/demo/project/src/shop/cart.py",
+    "greenloop/demo/project/src/shop/pricing.py",
+    "greenloop/demo/project/tests/test_cart.py",
+    "greenloop/demo/project/tests/test_pricing.py",
 }
 
 
@@ -122,13 +122,13 @@ def test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo(
     assert sum("agent[iter" in line for line in data["demo"]["commits"]) == 2
     assert "SCRIPTED" in err
     where = subprocess.run(
-        [PY, "-c", "import greenloop.demo as d; print(d.PROJECT)"],
+        [PY, "-c", "import greenloop.demo.run as d; print(d.PROJECT)"],
         env={**os.environ, "PYTHONPATH": str(site)},
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    assert Path(where) == site / "greenloop" / "demo_project"  # the wheel's copy ran
+    assert Path(where) == site / "greenloop" / "demo" / "project"  # the wheel's copy ran
     assert leftover_repos(tmp_path) == []
 
 

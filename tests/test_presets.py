@@ -19,8 +19,9 @@ import pytest
 from agent_clis import clean_environ, require_cli
 from greenloop.agents.base import AgentOutcome, AgentRequest
 from greenloop.agents.command import make_command_agent
+from greenloop.demo.script import Reply
+from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
-from greenloop.replay import ReplayServer, Reply
 
 RUN_ID = "20261202-120000-beef"
 ORIGINAL = "def greet():\n    return 'hello world'\n"

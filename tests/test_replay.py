@@ -1,4 +1,4 @@
-"""Tests for greenloop.replay: OpenAI SDK for chat/responses, urllib for the rest."""
+"""The scripted model server (greenloop.demo.server): OpenAI SDK for chat/responses, urllib for the rest."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from greenloop.replay import ReplayServer, Reply, ToolCall, schema_stub
+from greenloop.demo.script import Reply, ToolCall
+from greenloop.demo.server import ReplayServer, schema_stub
 
 openai = pytest.importorskip("openai")
 

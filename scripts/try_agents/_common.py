@@ -21,7 +21,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from greenloop.replay import ReplayServer, Reply, ToolCall  # noqa: E402
+from greenloop.demo.script import Reply, ToolCall  # noqa: E402
+from greenloop.demo.server import ReplayServer  # noqa: E402
 
 __all__ = [
     "ReplayServer",

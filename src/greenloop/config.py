@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import tomllib
 from collections.abc import Mapping
@@ -64,6 +63,10 @@ class Config:
     """Built-in agent: tool calls at most per iteration."""
     redact: tuple[str, ...] = ()
     """Extra regular expressions whose matches are hidden in everything greenloop writes."""
+    cache: bool = True
+    """Stop hook and MCP ``verify``: reuse a green run while the tree is unchanged (issue 16)."""
+    cache_ttl: float = 600.0
+    """Seconds a green run may be reused for."""
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -229,5 +232,7 @@ def _where(origin: str, key: str) -> str:
 
 
 def _did_you_mean(name: str, known: Mapping[str, Any]) -> str:
+    import difflib  # only on an error: the Stop hook loads the config on every turn
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

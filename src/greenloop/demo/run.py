@@ -1,6 +1,6 @@
 """``greenloop demo``: the real loop on a bundled buggy project, offline, with a scripted model.
 
-The bundled project (``demo_project/``: a cart with four failing tests from two bugs) is copied
+The bundled project (``project/``: a cart with four failing tests from two bugs) is copied
 into a temporary git repository. A replay server on 127.0.0.1 answers the chat-completions API
 with the tool calls a good model would make, one bug per iteration, and the real built-in agent
 talks to it. Everything else (verifier, digest, commits, policy, report) is the real thing.
@@ -24,10 +24,11 @@ from typing import Any, TextIO
 from greenloop import git, report
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.config import Config
+from greenloop.demo.script import Reply
+from greenloop.demo.server import ReplayServer
 from greenloop.loop import LoopResult, run_loop
-from greenloop.replay import ReplayServer, Reply
 
-PROJECT = Path(__file__).parent / "demo_project"
+PROJECT = Path(__file__).parent / "project"
 MODEL = "scripted-demo"
 IDENTITY = {"user.name": "greenloop demo", "user.email": "demo@greenloop.invalid"}
 GITIGNORE = "__pycache__/\n*.pyc\n.pytest_cache/\n"

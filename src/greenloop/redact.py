@@ -206,6 +206,13 @@ class RedactingWriter(io.TextIOBase):
     def isatty(self) -> bool:
         return self.stream.isatty()
 
+    @property
+    def buffer(self) -> Any:
+        """The raw byte stream (the MCP library writes JSON-RPC there; its replies are redacted
+        as data by mcp_server before they reach it)."""
+        self.flush()
+        return self.stream.buffer
+
     def fileno(self) -> int:
         return self.stream.fileno()
 

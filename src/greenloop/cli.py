@@ -34,6 +34,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if text:
             sys.stdout.write(text)
             return 0
+    from greenloop.redact import redacting_streams
+
+    with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted
+        return _main(args_list)
+
+
+def _main(args_list: list[str]) -> int:
     args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
     if args is None:
         parser = build_parser()
@@ -86,11 +93,13 @@ def _crash() -> int:
     import traceback
     from pathlib import Path
 
+    from greenloop.redact import redact
+
     directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "greenloop"
     try:
         directory.mkdir(parents=True, exist_ok=True)
         log = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
+        log.write_text(redact(traceback.format_exc()), encoding="utf-8")
         where = str(log)
     except OSError:
         where = "(could not write a crash log)"

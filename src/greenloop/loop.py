@@ -171,9 +171,14 @@ def iterate(run: RunState, previous: Decision) -> Decision:
 def build_prompt(run: RunState, iteration: int) -> str:
     assert run.last_digest is not None
     verifier = " && ".join(s.display for s in run.cascade.stages)
+    result = run.last_digest.text
+    if run.config.feedback == "raw" and run.last_check is not None:
+        from greenloop.feedback import raw_feedback
+
+        result = raw_feedback(run.last_check)
     if iteration == 1:
-        return f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{run.last_digest.text}\n"
-    return run.last_digest.text + "\n"
+        return f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{result}\n"
+    return result + "\n"
 
 
 def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> AgentOutcome:

@@ -46,6 +46,7 @@ KNOWN_WRONG: dict[str, str] = {
     "pytest/humanize-1": COVERAGE_SECTION,
     "pytest/humanize-2": COVERAGE_SECTION,
     "pytest/humanize-3": COVERAGE_SECTION,
+    "pytest/humanize-4": COVERAGE_SECTION,
 }
 
 

@@ -117,8 +117,8 @@ def at(files: dict[str, str], path: str, needle: str, nth: int = 1) -> str:
 
 def facts(failing_ids: list[str], error_type: str | None, message: str | None,
           frame: str | None, count_failed: int | None = None,
-          killed: bool = False) -> dict[str, Any]:
-    return {
+          killed: bool = False, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "failing_ids": failing_ids,
         "error_type": error_type,
         "message": message,
@@ -126,6 +126,9 @@ def facts(failing_ids: list[str], error_type: str | None, message: str | None,
         "count_failed": count_failed,
         "killed": killed,
     }
+    if counts is not None:  # what the runner's summary must say: {passed, failed, skipped}
+        out["counts"] = counts
+    return out
 
 
 def add(tool: str, name: str, files: dict[str, str], argv: list[str] | str,
@@ -1386,6 +1389,56 @@ add("node-test", "file_killed", fs, ["node", "--test"],
 add("node-test", "file_killed_spec", fs, ["node", "--test", "--test-reporter=spec"],
     facts(["test/a.test.js"], None, "test failed", None, 1, killed=True))
 
+# a test file that fails to LOAD (a SyntaxError in the code under test): exit 1, not a kill
+fs = {
+    "package.json": '{\n  "name": "ntload",\n  "private": true\n}\n',
+    "src/calc.js": "function add(a, b) {\n  return a + b;\n}\n\nfunction mul(a, b) {\n"
+                   "  return a * (b;\n}\n\nmodule.exports = { add, mul };\n",
+    "test/calc.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+        const { add } = require("../src/calc");
+
+        test("adds", () => {
+          assert.strictEqual(add(2, 2), 4);
+        });
+        """),
+    "test/other.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+
+        test("truth", () => {
+          assert.strictEqual(1, 1);
+        });
+        """),
+}
+load_facts = facts(["test/calc.test.js"], "SyntaxError", "Unexpected token ';'", "src/calc.js:6", 1)
+add("node-test", "load_error", fs, ["node", "--test"], load_facts)
+add("node-test", "load_error_spec", fs, ["node", "--test", "--test-reporter=spec"], load_facts)
+
+# ES modules: node prints file:/// URLs and util.inspect properties after the stack
+fs = {
+    "package.json": '{\n  "name": "ntesm",\n  "private": true,\n  "type": "module"\n}\n',
+    "src/range.js": "export function range(n) {\n  const out = [];\n"
+                    "  for (let i = 0; i <= n; i++) out.push(i);\n  return out;\n}\n",
+    "test/range.test.js": D("""
+        import test from "node:test";
+        import assert from "node:assert";
+        import { range } from "../src/range.js";
+
+        test("range of 3", () => {
+          assert.strictEqual(range(3).length, 3);
+        });
+
+        test("range of 0", () => {
+          assert.deepStrictEqual(range(0), []);
+        });
+        """),
+}
+esm_facts = facts(["range of 3", "range of 0"], "AssertionError", "Expected values to be strictly equal",
+                  at(fs, "test/range.test.js", "assert.strictEqual(range(3)"), 2)
+add("node-test", "esm_spec", fs, ["node", "--test", "--test-reporter=spec"], esm_facts)
+
 # --------------------------------------------------------------------------
 # cargo
 # --------------------------------------------------------------------------
@@ -1672,6 +1725,50 @@ go_facts = facts(["TestAdd", "TestWords/a_b", "TestWords", "TestWords/a"], None,
 add("go", "test_fail", fs, ["go", "test", "./..."], go_facts, version=GO_V)
 add("go", "test_verbose", fs, ["go", "test", "-v", "./..."], go_facts, version=GO_V)
 add("go", "test_json", fs, ["go", "test", "-json", "./..."], go_facts, version=GO_V)
+# a suite that logs (t.Log) and skips (t.Skip): green, and the same with one failing test
+LOG_SKIP_TEST = D("""
+    package glcap
+
+    import "testing"
+
+    func TestAdd(t *testing.T) {
+    	t.Log("checking 2 + 2")
+    	if got := Add(2, 2); got != 4 {
+    		t.Errorf("Add(2, 2) = %d; want 4", got)
+    	}
+    }
+
+    func TestNeedsDatabase(t *testing.T) {
+    	t.Skip("no database in this environment")
+    }
+
+    func TestTable(t *testing.T) {
+    	for _, name := range []string{"fast", "slow"} {
+    		name := name
+    		t.Run(name, func(t *testing.T) {
+    			t.Logf("case %s", name)
+    			if name == "slow" {
+    				t.Skip("slow case skipped")
+    			}
+    		})
+    	}
+    }
+    """)
+fs = {
+    "go.mod": GO_MOD,
+    "add.go": "package glcap\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+    "add_test.go": LOG_SKIP_TEST,
+}
+green = facts([], None, None, None, 0, counts={"passed": 3, "failed": 0, "skipped": 2})
+add("go", "log_skip_green_verbose", fs, ["go", "test", "-v", "./..."], green, version=GO_V)
+add("go", "log_skip_green_json", fs, ["go", "test", "-json", "./..."], green, version=GO_V)
+fs = dict(fs, **{"add.go": "package glcap\n\nfunc Add(a, b int) int {\n\treturn a * b + 1\n}\n"})
+red = facts(["TestAdd"], None, "Add(2, 2) = 5; want 4", at(fs, "add_test.go", "t.Errorf("), 1,
+            counts={"passed": 2, "failed": 1, "skipped": 2})
+add("go", "log_skip_red", fs, ["go", "test", "./..."], dict(red, counts=None),  # not printed
+    version=GO_V)
+add("go", "log_skip_red_verbose", fs, ["go", "test", "-v", "./..."], red, version=GO_V)
+add("go", "log_skip_red_json", fs, ["go", "test", "-json", "./..."], red, version=GO_V)
 fs = {
     "go.mod": GO_MOD,
     "idx.go": D("""

@@ -5,19 +5,23 @@ Imports of anything heavy stay inside the handlers: the Stop hook runs us on eve
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
 
 from greenloop import __version__
+from greenloop.cli_help import cached_help, help_request, render_with
 from greenloop.errors import FatalError
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
-Handler = Callable[[argparse.Namespace], int]
+TYPE_CHECKING = False  # not typing's: importing typing alone costs a tenth of Python's start-up
+if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for --version or --help
+    import argparse
+    from collections.abc import Callable, Sequence
+
+    Handler = Callable[[argparse.Namespace], int]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,16 +29,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list == ["--version"]:  # answered before argparse builds help formatters
         print(f"greenloop {__version__}")
         return 0
-    parser = build_parser()
-    args = parser.parse_args(_split_command(args_list, parser))
+    if help_request(args_list):  # rendered once, then as fast as --version (issue 16)
+        text = cached_help(args_list, lambda: render_with(build_parser().parse_args, args_list))
+        if text:
+            sys.stdout.write(text)
+            return 0
+    args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(_split_command(args_list, parser))
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return EXIT_USAGE
     if args.verbose:
         import logging
 
         level = logging.DEBUG if args.verbose > 1 else logging.INFO
         logging.basicConfig(level=level, format="greenloop: %(message)s")
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return EXIT_USAGE
     try:
         code: int = args.handler(args)
         return code
@@ -46,6 +57,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception:
         return _crash()
+
+
+def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
+    """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
+        return None
+    import argparse
+
+    handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
+    return argparse.Namespace(
+        repo=".", verbose=0, command=[], handler=handler, event="claude-stop", cache=not argv[2:]
+    )
 
 
 def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -76,6 +99,8 @@ def _crash() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="greenloop",
         description="Wrap any code-editing agent in a bounded, honest verify -> fix loop.",
@@ -89,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_check,
         _add_detect,
         _add_run,
+        _add_batch,
         _add_report,
         _add_runs,
         _add_recover,
@@ -119,6 +145,13 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument(
+        "--cache",
+        action="store_true",
+        default=False,
+        help="reuse a green run of this exact tree from the last cache_ttl seconds",
+    )
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 
@@ -126,6 +159,9 @@ def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
+
+
+_NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
 
 
 def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -137,6 +173,7 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "to the user only. Bounded per session by max_iters and by a repeated failure.",
     )
     p.add_argument("event", choices=("claude-stop",))
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
 
 
@@ -156,6 +193,7 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
 
 
@@ -215,11 +253,26 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_run"))
 
 
+def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.batch.cli import add_arguments
+
+    p = sub.add_parser(
+        "batch",
+        help="many loops at once, each in a fresh clone: a local pool or a Ray cluster; resumable",
+        description="Runs every task of TASKS.jsonl (one JSON object per line: id, repo, ref, "
+        "task, verifier, setup, agent, max_iters, timeout) in its own clone under DIR/work/. "
+        "Exit codes: 0 every task succeeded; 1 any did not; 2 usage; 130 interrupted.",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
     p.add_argument("run_id", nargs="?", default="last", metavar="RUN_ID|last")
     p.add_argument("--format", choices=("text", "json", "md", "html"), default="text")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))
 
 

@@ -247,7 +247,7 @@ fs = P({
 })
 add("pytest", "subtests", fs, ["pytest", "-q"],
     facts(["tests/test_data.py::TestData::test_valid [multiline-quotes-01]"], "ValueError",
-          "30 subtests passed", at(fs, "src/pkg/parse.py", "raise ValueError"), 1))
+          "invalid: 'k = ", at(fs, "src/pkg/parse.py", "raise ValueError"), 1))
 
 # exception deep in a call chain: a.py -> b.py -> c.py raises TypeError
 fs = P({

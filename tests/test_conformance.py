@@ -34,19 +34,7 @@ BUDGET = 2000
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-COVERAGE_SECTION = (
-    "pytest-cov's `coverage: platform …` section read as a failing test (parsers/pytest.py, #11)"
-)
-KNOWN_WRONG: dict[str, str] = {
-    "pytest/cachetools-1": COVERAGE_SECTION,
-    "pytest/cachetools-2": COVERAGE_SECTION,
-    "pytest/cachetools-3": COVERAGE_SECTION,
-    "pytest/cachetools-4": COVERAGE_SECTION,
-    "pytest/cachetools-5": COVERAGE_SECTION,
-    "pytest/humanize-1": COVERAGE_SECTION,
-    "pytest/humanize-2": COVERAGE_SECTION,
-    "pytest/humanize-3": COVERAGE_SECTION,
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

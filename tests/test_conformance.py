@@ -34,7 +34,18 @@ BUDGET = 2000
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {}
+_GO_QUIET = (
+    "go.py: a quiet `go test ./...` (ok lines, no -v) counts 0 ran -> UNTRUSTED (FINDINGS-js.md)"
+)
+_GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
+KNOWN_WRONG: dict[str, str] = {
+    "go-test/btree-0": _GO_QUIET,
+    "go-test/go-humanize-0": _GO_QUIET,
+    "go-test/httprouter-0": _GO_QUIET,
+    "go-test/xxhash-0": _GO_QUIET,
+    "go-test/xxhash-1": _GO_PARENT,
+    "go-test/xxhash-2": _GO_PARENT,
+}
 
 
 def case_id(path: Path) -> str:

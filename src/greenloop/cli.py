@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_detect,
         _add_run,
         _add_batch,
+        _add_bench,
         _add_report,
         _add_runs,
         _add_recover,
@@ -275,6 +276,18 @@ def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.bench.cli import add_arguments
+
+    p = sub.add_parser(
+        "bench",
+        help="seeded bugs in your own repository, run through batch: which agent fixes them",
+        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))
 
 
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -47,6 +47,7 @@ def run_loop(
     command: Sequence[str] = (),
     progress: Progress = lambda line: None,
     confirm: Callable[[str], bool] | None = None,
+    phase: Progress = lambda label: None,
 ) -> LoopResult:
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
     state = checkpoints.preflight(Path(repo).resolve())
@@ -57,6 +58,7 @@ def run_loop(
     if confirm is not None and not confirm(text):
         raise KeyboardInterrupt  # declined at the prompt: nothing was touched, nothing recorded
     run = _start(run_id, state, agent, cascade, config, progress)
+    run.phase = phase
     with checkpoints.acquire_lock(state, run.run_id), _sigterm_as_interrupt():
         try:
             decision = verify_baseline(run)
@@ -119,6 +121,7 @@ def plan(
 
 
 def verify_baseline(run: RunState) -> Decision:
+    run.phase("baseline")
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
     _record_iteration(run, baseline_row(check, digest), check, digest)
@@ -137,6 +140,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
         )
     prompt = build_prompt(run, n)
     by_products = verifier_by_products(run)
+    run.phase(f"iter {n}/{run.config.max_iters} · agent")
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
     if not outcome.ok:
@@ -157,6 +161,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
             result=Result.AGENT_FAILURE,
             reason=outcome.error or "the agent failed",
         )
+    run.phase(f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)
     row = _iteration_row(run, n, check, digest, outcome, commit, decision)
     _record_iteration(run, row, check, digest)

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 HEAD_BYTES = 64 * 1024
@@ -36,6 +36,10 @@ QUIET_ENV = {
 COLOUR_FORCERS = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
 # Exit statuses a shell reports for a child killed by these signals (128 + N).
 FATAL_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
+
+# Readers of what a command prints as it arrives (the live status line, issue 13). Module state
+# rather than a parameter: commands run several layers below the CLI that owns the display.
+_WATCHERS: list[Callable[[bytes], None]] = []
 
 _ANSI = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL or ST (hyperlinks, titles)
@@ -78,6 +82,16 @@ def strip_ansi(text: str) -> str:
     if "\r" not in text:
         return text
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+@contextlib.contextmanager
+def watch_output(watch: Callable[[bytes], None]) -> Iterator[None]:
+    """Call ``watch`` with every chunk any command prints while the block runs."""
+    _WATCHERS.append(watch)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(watch)
 
 
 def build_env(
@@ -192,6 +206,8 @@ def _pump(
                     continue
                 key.data.add(chunk)
                 merged.add(chunk)
+                for watch in _WATCHERS:
+                    watch(chunk)
     finally:
         sel.close()
     return out, err, merged, timed_out

@@ -1,47 +1,21 @@
-"""Failures + context -> Digest: the bounded message that becomes the agent's next prompt.
-
-Shape (seed 000 step 3): status header; the first failure with its last project frame and
-assertion detail; the other failures clustered by file; the anchor to the last edit; progress and
-repeat notes. No pleas: the failure is the prompt.
-"""
+"""The digest's sections, most important first; the budget shortens from the end."""
 
 from __future__ import annotations
 
-import hashlib
-import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.anchor import EditAnchor, parse_diff
+from greenloop.anchor import EditAnchor
 from greenloop.classify import Verdict, runs_tests
-from greenloop.parsers.model import Failure, Frame, Kind
-from greenloop.redact import redact
+from greenloop.digest.budget import Section
+from greenloop.digest.clusters import render_others, shared_location
+from greenloop.digest.frames import first_location, is_project, project_frame, relative
+from greenloop.parsers.model import Failure, Kind
 from greenloop.verify import CheckResult, StageRun
 
-DEFAULT_BUDGET = 2000
-CHARS_PER_TOKEN = 3  # chars/4 under-counts tool output by up to 27 % (issue 3)
-MAX_GROUPS = 5
-PER_GROUP = 4
 TAIL_LINES = 40
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
-
-_NORMALIZERS = (
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
-    (re.compile(r"(?:/private)?/(?:tmp|var/folders|var/tmp)/[^\s'\":]*"), "<tmp>"),
-    (
-        re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
-        "<date>",
-    ),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|µs|us|ns)\b"), "<time>"),
-    (re.compile(r"\b(?:pid|PID|process)[ =:]*\d+"), "pid <n>"),
-    (re.compile(r"\bgw\d+\b"), "gw?"),
-)
-_NOT_PROJECT = re.compile(
-    r"(?:^|/)(?:site-packages|dist-packages|\.venv|venv|node_modules|\.tox|\.nox|\.cargo|rustc)/"
-    r"|^<|^/usr/lib/|^/usr/local/lib/|/lib/python\d|/_pytest/|/pluggy/|^node:|^internal/"
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,84 +35,12 @@ class History:
     flaky: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Digest:
-    text: str
-    signature: str
-    """Hash of the normalized failure signatures: equal means 'the same error'."""
-    signatures: tuple[str, ...]
-    failing_ids: tuple[str, ...]
-    tokens: int
-    for_agent: bool
-    """False for environment failures: those are for the human, never the model."""
-    parse_complete: bool = True
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-def build_digest(
-    result: CheckResult,
-    *,
-    root: Path | str = ".",
-    budget: int = DEFAULT_BUDGET,
-    diff: str | None = None,
-    history: History | None = None,
-) -> Digest:
-    history = history or History()
-    run = result.failing
-    failures = _primary(run) if run else ()
-    anchor = parse_diff(diff) if diff else None
-    sections = _sections(result, run, failures, anchor, history, Path(root))
-    text = redact(fit_budget(sections, budget * CHARS_PER_TOKEN))
-    sigs = signatures_of(result, root)
-    return Digest(
-        text=text,
-        signature=hashlib.sha256("\n".join(sigs).encode()).hexdigest()[:16] if sigs else "",
-        signatures=sigs,
-        failing_ids=tuple(dict.fromkeys(f.id for f in failures)),
-        tokens=estimate_tokens(text),
-        for_agent=result.verdict is not Verdict.ENV_FAILURE,
-        parse_complete=not (run and run.verdict is Verdict.FAILED and not failures),
-    )
-
-
-def signatures_of(result: CheckResult, root: Path | str = ".") -> tuple[str, ...]:
-    """The normalized failure signatures of a result: equal sets mean "the same error"."""
-    run = result.failing
-    if run is None:
-        return ()
-    sigs = tuple(sorted({failure_signature(f) for f in _primary(run)}))
-    return sigs or (normalize(f"{run.stage.name}:{run.verdict}:{_last_lines(run, 3)}"),)
-
-
-def normalize(text: str) -> str:
-    for pattern, repl in _NORMALIZERS:
-        text = pattern.sub(repl, text)
-    return " ".join(text.split())
-
-
-def failure_signature(f: Failure) -> str:
-    return normalize(f"{f.id} | {f.error_type} | {f.message}")
-
-
-def _primary(run: StageRun) -> tuple[Failure, ...]:
+def primary(run: StageRun) -> tuple[Failure, ...]:
     errors = tuple(f for f in run.parsed.failures if f.severity == "error")
     return errors or tuple(run.parsed.failures) if run.verdict is not Verdict.GREEN else ()
 
 
-# ---- sections, most important first; fit_budget shortens from the end ----
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    text: str
-    keep: bool = False
-    """Never dropped (header, first failure); only its long blocks are shortened."""
-
-
-def _sections(
+def sections(
     result: CheckResult,
     run: StageRun | None,
     failures: tuple[Failure, ...],
@@ -230,34 +132,6 @@ def _counts_line(run: StageRun) -> str:
     return "the output could not be parsed in full; its relevant tail follows"
 
 
-def project_frame(f: Failure, root: Path) -> Frame | None:
-    """The deepest frame inside the repository and outside libraries and the test framework."""
-    for frame in reversed(f.frames):
-        if _is_project(frame.file, root):
-            return frame
-    return None
-
-
-def _is_project(path: str, root: Path) -> bool:
-    if not path or _NOT_PROJECT.search(path):
-        return False
-    if path.startswith("/"):
-        return path.startswith(str(root) + "/")
-    return True
-
-
-def relative(path: str, root: Path) -> str:
-    prefix = str(root) + "/"
-    return path[len(prefix) :] if path.startswith(prefix) else path
-
-
-def first_location(f: Failure, root: Path) -> tuple[str, int | None] | None:
-    frame = project_frame(f, root)
-    if frame:
-        return relative(frame.file, root), frame.line
-    return (relative(f.file, root), f.line) if f.file else None
-
-
 def render_first(f: Failure, run: StageRun, root: Path, anchor: EditAnchor | None) -> str:
     label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
     lines = [f"{label}: {f.id}"]
@@ -283,64 +157,6 @@ def render_first(f: Failure, run: StageRun, root: Path, anchor: EditAnchor | Non
     if f.detail:
         lines += ["  " + d for d in f.detail]
     return "\n".join(lines)
-
-
-def shared_location(failures: tuple[Failure, ...], root: Path) -> str:
-    """When most failures end in the same project line, say so: one root cause is likely."""
-    if len(failures) < 3:
-        return ""
-    spots: dict[str, int] = {}
-    for f in failures:
-        frame = project_frame(f, root)
-        if frame is not None and frame.line:
-            key = f"{relative(frame.file, root)}:{frame.line}" + (
-                f" in {frame.function}" if frame.function else ""
-            )
-            spots[key] = spots.get(key, 0) + 1
-    if not spots:
-        return ""
-    where, count = max(spots.items(), key=lambda kv: kv[1])
-    if count < 3 or count * 2 < len(failures):
-        return ""
-    return f"{count} of {len(failures)} failures end at {where}: one root cause is likely."
-
-
-def render_others(others: Sequence[Failure], root: Path) -> str:
-    groups: dict[str, list[Failure]] = {}
-    for f in others:
-        groups.setdefault(_group_key(f), []).append(f)
-    title = "OTHER FAILURES" if others[0].kind is Kind.TEST else "OTHER PROBLEMS"
-    lines = [f"{title} ({len(others)}):"]
-    for key, items in list(groups.items())[:MAX_GROUPS]:
-        lines.append(f"  {key}:")
-        lines += [f"    {_one_line(f, root)}" for f in items[:PER_GROUP]]
-        if len(items) > PER_GROUP:
-            kinds = {f.error_type for f in items[PER_GROUP:] if f.error_type}
-            same = f", all {kinds.pop()}" if len(kinds) == 1 else ""
-            lines.append(f"    +{len(items) - PER_GROUP} more here{same}")
-    hidden = list(groups.items())[MAX_GROUPS:]
-    if hidden:
-        count = sum(len(v) for _, v in hidden)
-        lines.append(f"  +{count} more in {len(hidden)} other file(s)")
-    return "\n".join(lines)
-
-
-def _group_key(f: Failure) -> str:
-    if f.kind is Kind.TEST and "::" in f.id:
-        return f.id.split("::", 1)[0]
-    return f.file or "(no file)"
-
-
-def _one_line(f: Failure, root: Path) -> str:
-    name = f.id.split("::", 1)[1] if f.kind is Kind.TEST and "::" in f.id else f.id
-    if f.kind is not Kind.TEST and f.line:
-        name = f"line {f.line}" + (f":{f.column}" if f.column else "")
-    what = ": ".join(p for p in (f.error_type, f.message) if p)
-    code = f" [{f.code}]" if f.code and f.code not in what else ""
-    frame = project_frame(f, root) if f.kind is Kind.TEST else None
-    at = f" (at {relative(frame.file, root)}:{frame.line})" if frame and frame.line else ""
-    line = f"{name}{code} — {what}" if what else name
-    return line[: 240 - len(at)] + at
 
 
 def _progress(failures: tuple[Failure, ...], history: History) -> str:
@@ -402,7 +218,7 @@ def _importer(text: str, module: str, root: Path) -> str:
     refs = [m for m in _FRAME_REF.finditer(text, 0, end if end >= 0 else len(text))]
     for m in reversed(refs):
         path, line = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        if _is_project(path, root):
+        if is_project(path, root):
             return f"{relative(path, root)}:{line}"
     return ""
 
@@ -417,61 +233,5 @@ def _tail(run: StageRun) -> str:
     return "OUTPUT (tail):\n" + cut + "\n".join(shown)
 
 
-def _last_lines(run: StageRun, n: int) -> str:
+def last_lines(run: StageRun, n: int) -> str:
     return "\n".join(run.result.merged.strip().splitlines()[-n:])
-
-
-def fit_budget(sections: list[Section], max_chars: int) -> str:
-    """Drop optional sections from the end, then shorten long blocks in the middle."""
-    kept = list(sections)
-    while _size(kept) > max_chars and any(not s.keep for s in kept):
-        i = max(i for i, s in enumerate(kept) if not s.keep)
-        excess = _size(kept) - max_chars
-        shortened = shorten(kept[i].text, len(kept[i].text) - excess)
-        if shortened:
-            kept[i] = Section(shortened)
-        else:
-            kept.pop(i)
-    while _size(kept) > max_chars and len(kept) > 1:
-        i = max(range(1, len(kept)), key=lambda j: len(kept[j].text))
-        excess = _size(kept) - max_chars
-        shortened = shorten(kept[i].text, max(len(kept[i].text) - excess, 0))
-        if shortened:
-            kept[i] = Section(shortened, keep=True)
-        else:
-            kept.pop(i)
-    text = "\n\n".join(s.text for s in kept)
-    return text if len(text) <= max_chars else shorten(text, max_chars) or text[:max_chars]
-
-
-def _size(sections: list[Section]) -> int:
-    return sum(len(s.text) for s in sections) + 2 * max(0, len(sections) - 1)
-
-
-def shorten(text: str, max_chars: int) -> str:
-    """Keep the top and the bottom lines, with a count of what was elided in between."""
-    if len(text) <= max_chars:
-        return text
-    if max_chars < 80:
-        return ""
-    lines = [line[: max_chars // 2] for line in text.splitlines()]
-    head: list[str] = []
-    tail: list[str] = []
-    room = max_chars - 40
-    lo, hi, take_head = 0, len(lines) - 1, True
-    while lo <= hi:
-        line = lines[lo] if take_head else lines[hi]
-        if len(line) + 1 > room:
-            break
-        room -= len(line) + 1
-        if take_head:
-            head.append(line)
-            lo += 1
-        else:
-            tail.append(line)
-            hi -= 1
-        take_head = not take_head
-    elided = hi - lo + 1
-    if elided <= 0:
-        return "\n".join(lines)[:max_chars]
-    return "\n".join([*head, f"[... {elided} lines elided ...]", *reversed(tail)])

@@ -27,7 +27,21 @@ def resolve_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> 
     cascade = detect_cascade(root, config, command)
     if cascade is None or not cascade.stages:
         raise FatalError(NOTHING_FOUND.format(root=root))
+    _log_executables(root, cascade)
     return cascade
+
+
+def _log_executables(root: Path, cascade: Cascade) -> None:
+    """``-v``: which executable each stage will start (the project's venv? a pyenv shim?)."""
+    import logging
+
+    from greenloop.process import executable_of, resolve_executable
+
+    log = logging.getLogger("greenloop")
+    if log.isEnabledFor(logging.INFO):
+        for stage in cascade.stages:
+            word = executable_of(stage.command)
+            log.info("stage %s: %s -> %s", stage.name, word, resolve_executable(root, word))
 
 
 def check(

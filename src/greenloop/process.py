@@ -9,12 +9,15 @@ import contextlib
 import os
 import re
 import selectors
+import shlex
+import shutil
 import signal
 import subprocess
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 512 * 1024
@@ -311,3 +314,46 @@ def _launch_failure(argv: tuple[str, ...], exc: OSError, started_at: float) -> P
         error=message,
         started_at=started_at,
     )
+
+
+def executable_of(command: Sequence[str] | str) -> str:
+    """The program a command starts: argv[0], or a shell string's first word after ``VAR=x``."""
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        words = [w for w in words if not ("=" in w and w.split("=", 1)[0].isidentifier())]
+        return words[0] if words else ""
+    return command[0] if command else ""
+
+
+def resolve_executable(root: Path, word: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where ``word`` resolves from ``root``, following symlinks; or why it does not."""
+    if not word:
+        return "no command"
+    found = str(root / word) if "/" in word else shutil.which(word, path=environ.get("PATH"))
+    if found is None or not os.access(found, os.X_OK):
+        return "not found on PATH" if "/" not in word else "not found"
+    real = os.path.realpath(found)
+    return found if real == found else f"{found} ({real})"
+
+
+_PLAIN_WORD = re.compile(r"^[\w.+/][\w.+/-]*$")
+
+
+def shell_can_run(word: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``sh`` would find ``word``: a builtin, a keyword or an executable on PATH.
+
+    A word that is not a plain name (``(cd``, ``$TOOL``) can't be judged here: assumed fine."""
+    if not _PLAIN_WORD.match(word):
+        return True
+    probe = subprocess.run(
+        ["sh", "-c", 'command -v "$1"', "sh", word],
+        env=dict(environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return probe.returncode == 0

@@ -117,8 +117,8 @@ def at(files: dict[str, str], path: str, needle: str, nth: int = 1) -> str:
 
 def facts(failing_ids: list[str], error_type: str | None, message: str | None,
           frame: str | None, count_failed: int | None = None,
-          killed: bool = False) -> dict[str, Any]:
-    return {
+          killed: bool = False, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "failing_ids": failing_ids,
         "error_type": error_type,
         "message": message,
@@ -126,6 +126,9 @@ def facts(failing_ids: list[str], error_type: str | None, message: str | None,
         "count_failed": count_failed,
         "killed": killed,
     }
+    if counts is not None:  # what the runner's summary must say: {passed, failed, skipped}
+        out["counts"] = counts
+    return out
 
 
 def add(tool: str, name: str, files: dict[str, str], argv: list[str] | str,
@@ -1621,6 +1624,50 @@ go_facts = facts(["TestAdd", "TestWords/a_b", "TestWords", "TestWords/a"], None,
 add("go", "test_fail", fs, ["go", "test", "./..."], go_facts, version=GO_V)
 add("go", "test_verbose", fs, ["go", "test", "-v", "./..."], go_facts, version=GO_V)
 add("go", "test_json", fs, ["go", "test", "-json", "./..."], go_facts, version=GO_V)
+# a suite that logs (t.Log) and skips (t.Skip): green, and the same with one failing test
+LOG_SKIP_TEST = D("""
+    package glcap
+
+    import "testing"
+
+    func TestAdd(t *testing.T) {
+    	t.Log("checking 2 + 2")
+    	if got := Add(2, 2); got != 4 {
+    		t.Errorf("Add(2, 2) = %d; want 4", got)
+    	}
+    }
+
+    func TestNeedsDatabase(t *testing.T) {
+    	t.Skip("no database in this environment")
+    }
+
+    func TestTable(t *testing.T) {
+    	for _, name := range []string{"fast", "slow"} {
+    		name := name
+    		t.Run(name, func(t *testing.T) {
+    			t.Logf("case %s", name)
+    			if name == "slow" {
+    				t.Skip("slow case skipped")
+    			}
+    		})
+    	}
+    }
+    """)
+fs = {
+    "go.mod": GO_MOD,
+    "add.go": "package glcap\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+    "add_test.go": LOG_SKIP_TEST,
+}
+green = facts([], None, None, None, 0, counts={"passed": 3, "failed": 0, "skipped": 2})
+add("go", "log_skip_green_verbose", fs, ["go", "test", "-v", "./..."], green, version=GO_V)
+add("go", "log_skip_green_json", fs, ["go", "test", "-json", "./..."], green, version=GO_V)
+fs = dict(fs, **{"add.go": "package glcap\n\nfunc Add(a, b int) int {\n\treturn a * b + 1\n}\n"})
+red = facts(["TestAdd"], None, "Add(2, 2) = 5; want 4", at(fs, "add_test.go", "t.Errorf("), 1,
+            counts={"passed": 2, "failed": 1, "skipped": 2})
+add("go", "log_skip_red", fs, ["go", "test", "./..."], dict(red, counts=None),  # not printed
+    version=GO_V)
+add("go", "log_skip_red_verbose", fs, ["go", "test", "-v", "./..."], red, version=GO_V)
+add("go", "log_skip_red_json", fs, ["go", "test", "-json", "./..."], red, version=GO_V)
 fs = {
     "go.mod": GO_MOD,
     "idx.go": D("""

@@ -34,6 +34,8 @@ class _State:
     root: str
     diag_kind: Kind
     tests: dict[str, _Test] = field(default_factory=dict)
+    logs: dict[str, _Test] = field(default_factory=dict)
+    """What running tests printed (``-v``/``-json``), kept until ``--- FAIL`` makes it a failure."""
     diagnostics: list[Failure] = field(default_factory=list)
     killed: list[str] = field(default_factory=list)
     passed: int = 0
@@ -114,6 +116,7 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             line[:1] in "oF?" and (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok")
         ):
             state.packages += 1
+            _end_package(state, p["st"] == "FAIL", package, pending)
             for test in pending:
                 test.package = test.package or p["pkg"]
             pending = []
@@ -121,36 +124,60 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             state.diagnostics.append(_diagnostic(state, d, diag_pkg))
         elif line[:1] in "s*" and (s := _SIGNAL.match(line)) is not None:
             state.killed.append(f"{package or diag_pkg or 'test binary'} ({s['sig'] or 'killed'})")
-        elif state.current and line.startswith("        ") and state.current in state.tests:
-            state.tests[state.current].detail.append(line.strip())
+        elif line.startswith("        ") and (open_test := _open_test(state)) is not None:
+            open_test.detail.append(line.strip())
 
 
 def _result(state: _State, what: str, name: str, package: str, pending: list[_Test]) -> None:
     state.current = ""
+    logged = state.logs.pop(name, None)  # a t.Log / t.Skip line is a failure only under --- FAIL
     if what == "PASS":
         state.passed += 1
     elif what == "SKIP":
         state.skipped += 1
     else:
-        test = state.tests.setdefault(name, _Test(name=name, package=package))
-        pending.append(test)
+        _fail(state, name, package, pending, logged)
         state.current = name
 
 
+def _fail(
+    state: _State, name: str, package: str, pending: list[_Test], logged: _Test | None
+) -> _Test:
+    test = state.tests.setdefault(name, _Test(name=name, package=package))
+    if logged is not None:
+        test.lines[:0] = logged.lines
+        test.detail[:0] = logged.detail
+    if test not in pending:
+        pending.append(test)
+    return test
+
+
+def _end_package(state: _State, failed: bool, package: str, pending: list[_Test]) -> None:
+    """A test that printed but never reported (os.Exit, a crash) is the failing one of a FAIL."""
+    if failed and state.running in state.logs:
+        _fail(state, state.running, package, pending, state.logs.pop(state.running))
+    state.logs.clear()
+
+
+def _open_test(state: _State) -> _Test | None:
+    """The test that the current output belongs to: a reported failure, else the running test."""
+    if state.current in state.tests:
+        return state.tests[state.current]
+    name = state.running
+    if not name or state.current:
+        return None
+    return state.logs.setdefault(name, _Test(name=name))
+
+
 def _message(state: _State, msg: re.Match[str]) -> None:
-    name = state.current or state.running
-    if not name:
-        return
-    test = state.tests.setdefault(name, _Test(name=name))
-    if len(test.lines) < 30:
+    test = _open_test(state)
+    if test is not None and len(test.lines) < 30:
         test.lines.append((msg["file"], to_int(msg["line"]), msg["msg"].strip()))
 
 
 def _panic_start(state: _State, line: str, package: str, pending: list[_Test]) -> _Test:
     name = state.current or state.running or "panic"
-    test = state.tests.setdefault(name, _Test(name=name, package=package))
-    if test not in pending:
-        pending.append(test)
+    test = _fail(state, name, package, pending, state.logs.pop(name, None))
     if not test.panic:
         test.panic = line[len("panic: ") :].removesuffix(" [recovered]").strip()
     return test
@@ -189,15 +216,27 @@ def _diagnostic(state: _State, d: re.Match[str], package: str) -> Failure:
     )
 
 
+# t.Log and t.Error print alike: the headline is the first line that reads like a failure.
+_FAILURE_WORDS = re.compile(r"want|got|expect|fail|error|mismatch|unexpected|!=|should|panic", re.I)
+
+
+def _headline(lines: list[tuple[str, int | None, str]]) -> int:
+    """Index of the line that explains the failure: a failure-worded line, else the last one."""
+    worded = (i for i, (_, _, msg) in enumerate(lines) if _FAILURE_WORDS.search(msg))
+    return next(worded, len(lines) - 1)
+
+
 def _failure(test: _Test, root: str) -> Failure:
-    first = test.lines[0] if test.lines else ("", None, "")
+    head = _headline(test.lines) if test.lines else 0
+    first = test.lines[head] if test.lines else ("", None, "")
     frames = tuple(reversed(test.frames[:40]))  # goroutine dumps list the innermost call first
     if not frames and first[0]:
         frames = (Frame(file=relative(first[0], root), line=first[1]),)
     if not first[0] and frames:  # a panic: the innermost frame inside the repository
         inner = next((f for f in reversed(frames) if not f.file.startswith("/")), frames[-1])
         first = (inner.file, inner.line, "")
-    detail = [f"{f}:{n}: {m}" for f, n, m in test.lines[1:]] + [
+    others = test.lines[:head] + test.lines[head + 1 :]
+    detail = [f"{f}:{n}: {m}" for f, n, m in others] + [
         d for d in test.detail if not d.startswith("fn:")
     ]
     return Failure(

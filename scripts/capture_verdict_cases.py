@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Capture the real-project cases of the verdict fixes (issue 10) into tests/resources/real/.
+
+Each case checks out a public repository (fetched into /work/.mirror/<owner>+<name>/repo by the
+search tool, or GLREAL_MIRROR) at a pinned commit under /tmp/glreal-verdicts/<project>, applies an
+optional one-line mutation (committed, so no diff points at it), runs the runner exactly as its
+maintainers do, and records the output with facts taken from the runner's OWN structured report
+(``go test -json`` actions, ``mocha --reporter json``, node's junit reporter): never from
+greenloop's parsers. Same case.json keys as tests/resources/outputs (see its README).
+
+    python3 scripts/capture_verdict_cases.py [--only NAME]
+
+Stdlib only. Outputs are committed; the projects' code never is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+REAL = REPO / "tests" / "resources" / "real"
+WORK = Path(os.environ.get("GLREAL_VERDICTS", "/tmp/glreal-verdicts"))
+MIRROR = Path(os.environ.get("GLREAL_MIRROR", "/work/.mirror"))
+FORCED_ENV = {
+    "NO_COLOR": "1",
+    "PAGER": "cat",
+    "LANG": "C.UTF-8",
+    "GOPROXY": "off",
+    "GOTOOLCHAIN": "local",
+    "GOFLAGS": "",
+    "npm_config_update_notifier": "false",
+}
+DROPPED_ENV = ("CI", "FORCE_COLOR", "NODE_OPTIONS", "COLUMNS", "GITHUB_ACTIONS", "LC_ALL")
+Truth = Callable[[Path, dict[str, str], str], dict[str, Any]]
+"""(checkout, environment, the captured stdout) -> facts."""
+
+
+@dataclass
+class Case:
+    tool: str
+    name: str
+    repo: str
+    commit: str
+    argv: list[str]
+    truth: Truth
+    ground_truth: str
+    mutation: dict[str, Any] | None = None
+    version: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
+        stdin=subprocess.DEVNULL, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    return env | FORCED_ENV
+
+
+def checkout(case: Case, env: dict[str, str]) -> Path:
+    project = case.repo.split("/")[1]
+    dest = WORK / project
+    if not dest.exists():
+        source = MIRROR / case.repo.replace("/", "+") / "repo"
+        subprocess.run(["git", "clone", "-q", str(source), str(dest)], check=True)
+    subprocess.run(["git", "checkout", "-q", "-f", case.commit], cwd=dest, check=True)
+    subprocess.run(["git", "clean", "-qfdx", "-e", "node_modules"], cwd=dest, check=True)
+    if case.mutation:
+        mutate(dest, case.mutation, env)
+    return dest
+
+
+def mutate(root: Path, mutation: dict[str, Any], env: dict[str, str]) -> None:
+    path = root / mutation["file"]
+    lines = path.read_text().split("\n")
+    index = mutation["line"] - 1
+    if mutation["before"] not in lines[index]:
+        raise SystemExit(f"mutation site moved: {mutation}")
+    lines[index] = lines[index].replace(mutation["before"], mutation["after"], 1)
+    path.write_text("\n".join(lines))
+    git = ["git", "-c", "user.name=corpus", "-c", "user.email=corpus@example.invalid"]
+    subprocess.run([*git, "commit", "-qam", "change"], cwd=root, env=env, check=True)
+
+
+def go_json_truth(argv: list[str]) -> Truth:
+    """Facts from ``go test -json``'s own pass/fail/skip actions (tests with a Test field)."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        json_run = "-json" in argv  # the captured run is the structured report itself
+        out = captured if json_run else run([*argv[:2], "-json", *argv[2:]], root, env).stdout
+        events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        actions = {
+            (e["Package"], e["Test"]): e["Action"]
+            for e in events
+            if e.get("Test") and e.get("Action") in ("pass", "fail", "skip")
+        }
+        failing = [test for (_, test), action in actions.items() if action == "fail"]
+        counts = {a: sum(1 for v in actions.values() if v == a) for a in ("pass", "fail", "skip")}
+        facts: dict[str, Any] = {
+            "verdict": "failed" if failing else "green",
+            "failing_ids": failing,
+            "counts": {"passed": counts["pass"], "failed": counts["fail"], "skipped": counts["skip"]},
+        }
+        return facts | _go_first_message(root, events, failing)
+
+    return truth
+
+
+def _go_first_message(root: Path, events: list[dict[str, Any]], failing: list[str]) -> dict[str, Any]:
+    """The first failing test's first ``file_test.go:N: message`` output line, as frame + message."""
+    module = (root / "go.mod").read_text().split()[1]
+    for event in events:
+        output = str(event.get("Output", ""))
+        if event.get("Test") in failing and _GO_MSG.match(output):
+            m = _GO_MSG.match(output)
+            assert m is not None
+            folder = event["Package"].removeprefix(module).strip("/")
+            frame = f"{folder}/{m['file']}" if folder else m["file"]
+            return {"frame": f"{frame}:{m['line']}", "message": m["msg"].strip()}
+    return {}
+
+
+_GO_MSG = re.compile(r"^\s+(?P<file>\w+_test\.go):(?P<line>\d+): (?P<msg>.+)")
+
+
+CASES: list[Case] = [
+    Case(
+        tool="go",
+        name="sync-0",
+        repo="golang/sync",
+        commit="14be23e5b48bec28285f8a694875175ecacfddb3",  # v0.7.0: go 1.18, stdlib only
+        argv=["go", "test", "-v", "./..."],
+        truth=go_json_truth(["go", "test", "./..."]),
+        ground_truth="go-test-json",
+        version=["go", "version"],
+    ),
+    Case(
+        tool="go",
+        name="sync-1",
+        repo="golang/sync",
+        commit="14be23e5b48bec28285f8a694875175ecacfddb3",
+        argv=["go", "test", "-json", "./..."],
+        truth=go_json_truth(["go", "test", "-json", "./..."]),
+        ground_truth="go-test-json",
+        mutation={
+            "file": "semaphore/semaphore.go",
+            "line": 113,
+            "kind": "comparison flipped",
+            "before": "s.size-s.cur >= n",
+            "after": "s.size-s.cur > n",
+        },
+        version=["go", "version"],
+    ),
+]
+
+
+def capture(case: Case) -> Path:
+    env = environment()
+    root = checkout(case, env)
+    proc = run(case.argv, root, env)
+    facts = {"error_type": None, "message": None, "frame": None} | case.truth(root, env, proc.stdout)
+    version = run(case.version, root, env).stdout.strip().splitlines()[0] if case.version else ""
+    data = {
+        "tool": case.tool,
+        "case": case.name,
+        "project": case.repo.split("/")[1],
+        "repo": case.repo,
+        "commit": case.commit,
+        "argv": case.argv,
+        "cwd_placeholder": str(root),
+        "exit_code": proc.returncode,
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+        "tool_version": version,
+        "captured_at": datetime.date.today().isoformat(),
+        "env": FORCED_ENV,
+        "mutation": case.mutation,
+        "facts": facts,
+        "facts_unverified": case.unverified,
+        "ground_truth": case.ground_truth,
+    }
+    out = REAL / case.tool / case.name
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "case.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    (out / "case.txt").write_text(proc.stdout + proc.stderr)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], help="case name (tool/name)")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    for case in CASES:
+        if args.only and f"{case.tool}/{case.name}" not in args.only:
+            continue
+        if shutil.which(case.argv[0]) is None:
+            print(f"[skipped] {case.tool}/{case.name}: {case.argv[0]} not installed")
+            continue
+        print(f"[captured] {capture(case)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

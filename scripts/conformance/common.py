@@ -1,0 +1,402 @@
+"""Shared parts of the conformance corpus (issue 10): manifests, checkouts, mutants, runs, case dirs.
+
+Stdlib only. Every ecosystem module (python.py, node.py, native.py, ...) uses these functions and
+provides, per runner name, a ``Truth`` function: given the run it re-runs the same command with the
+runner's structured report (JUnit XML, ``--output json``, ``go test -json``, ...) and returns Facts.
+
+Layout:
+    tests/resources/real/projects/<project>.toml     the manifest (repo, pinned commit, install, run)
+    tests/resources/real/<runner>/<project>-<n>/     case.json + case.txt (n = 0: unmodified baseline)
+    /tmp/glreal/<project>                            the checkout (GLREAL_ROOT), mutants committed there
+    /tmp/glreal-venv/<venv>                          the project's own environment (GLREAL_VENVS)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tomllib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+REAL = REPO / "tests" / "resources" / "real"
+PROJECTS = REAL / "projects"
+WORK = Path(os.environ.get("GLREAL_ROOT", "/tmp/glreal"))
+VENVS = Path(os.environ.get("GLREAL_VENVS", "/tmp/glreal-venv"))
+MIRROR = Path(os.environ.get("GLREAL_MIRROR", "/work/.mirror"))
+
+# The same environment as scripts/capture_outputs.py: no colours, no TTY, no inherited test options.
+FORCED_ENV = {
+    "NO_COLOR": "1",
+    "CARGO_TERM_COLOR": "never",
+    "MYPY_FORCE_TERMINAL_WIDTH": "2000",
+    "PAGER": "cat",
+    "TQDM_DISABLE": "1",
+    "PIP_PROGRESS_BAR": "off",
+    "GOPROXY": "off",
+    "GOTOOLCHAIN": "local",
+    "GOFLAGS": "",
+    "npm_config_update_notifier": "false",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "LANG": "C.UTF-8",
+}
+DROPPED_ENV = {
+    "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "VIRTUAL_ENV", "COLUMNS", "LINES", "CI",
+    "FORCE_COLOR", "CLICOLOR_FORCE", "NODE_OPTIONS", "RUSTFLAGS", "CARGO_TARGET_DIR",
+    "MYPY_CACHE_DIR", "PYTHONSTARTUP", "PYTHONUNBUFFERED", "GITHUB_ACTIONS", "TF_BUILD",
+    "JEST_WORKER_ID", "RUST_BACKTRACE", "RUST_LIB_BACKTRACE", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
+}  # fmt: skip
+HEAD_CAP, TAIL_CAP = 64 * 1024, 512 * 1024  # greenloop's own process.py cap
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "corpus",
+    "GIT_AUTHOR_EMAIL": "corpus@example.invalid",
+    "GIT_COMMITTER_NAME": "corpus",
+    "GIT_COMMITTER_EMAIL": "corpus@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+VERDICTS = ("green", "failed", "env_failure", "killed", "untrusted", "timeout")
+
+
+# ---- manifest ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MutationSpec:
+    file: str
+    kind: str
+    line: int | None = None
+    """The line to mutate; without it the seed picks one of the file's candidate sites."""
+    seed: int = 0
+    note: str = ""
+    """Why this site (e.g. "caller: a wrong constant passed down to ...")."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Runner:
+    runner: str
+    """The corpus directory: pytest, unittest, mypy, ruff, go-test, jest, ..."""
+    argv: tuple[str, ...] | str
+    """As the maintainers run it; a string runs under ``sh -c``. ``{venv}`` is the venv path."""
+    truth: str
+    """Which ground-truth function re-runs it with a structured report (see the ecosystem module)."""
+    version: tuple[str, ...] | str
+    timeout: float = 600.0
+    cwd: str = "."
+    mutations: tuple[MutationSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Project:
+    name: str
+    repo: str
+    commit: str
+    venv: str
+    install: tuple[str, ...]
+    """Shell commands run once in the checkout (``{venv}`` and ``{python}`` substituted)."""
+    runners: tuple[Runner, ...]
+    notes: str = ""
+
+    @property
+    def root(self) -> Path:
+        return WORK / self.name
+
+    @property
+    def venv_path(self) -> Path:
+        return VENVS / self.venv
+
+
+def load_project(path: Path) -> Project:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    runners = tuple(_runner(r) for r in data["runners"])
+    return Project(
+        name=path.stem,
+        repo=data["repo"],
+        commit=data["commit"],
+        venv=data.get("venv", path.stem),
+        install=tuple(data.get("install", ())),
+        runners=runners,
+        notes=data.get("notes", ""),
+    )
+
+
+def _runner(data: dict[str, Any]) -> Runner:
+    argv = data["argv"] if isinstance(data["argv"], str) else tuple(data["argv"])
+    version = data["version"] if isinstance(data["version"], str) else tuple(data["version"])
+    mutations = tuple(MutationSpec(**m) for m in data.get("mutations", ()))
+    return Runner(
+        runner=data["runner"],
+        argv=argv,
+        truth=data["truth"],
+        version=version,
+        timeout=float(data.get("timeout", 600)),
+        cwd=data.get("cwd", "."),
+        mutations=mutations,
+    )
+
+
+def load_projects(only: set[str] | None = None) -> list[Project]:
+    paths = sorted(PROJECTS.glob("*.toml"))
+    return [load_project(p) for p in paths if not only or p.stem in only]
+
+
+# ---- checkout, install, mutate + commit ----
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV}
+    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} in {root}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def checkout(project: Project) -> Path:
+    """A clean clone of the fetched snapshot at the pinned commit, on a local branch ``corpus``."""
+    root = project.root
+    if not (root / ".git").is_dir():
+        source = MIRROR / project.repo.replace("/", "+") / "repo"
+        if not source.is_dir():
+            raise RuntimeError(f"{source} missing: fetch github:{project.repo} first")
+        root.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True)
+    git(root, "checkout", "-q", "-B", "corpus", project.commit)
+    git(root, "reset", "-q", "--hard", project.commit)
+    git(root, "clean", "-qfdx", "-e", ".glreal-*")
+    return root
+
+
+def install(project: Project) -> None:
+    """Run the manifest's install steps once per venv (a marker file records success)."""
+    marker = project.venv_path / ".glreal-installed"
+    if marker.exists():
+        return
+    for step in project.install:
+        cmd = expand(step, project)
+        done = subprocess.run(["sh", "-c", cmd], cwd=project.root, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"install step failed: {cmd}\n{(done.stdout + done.stderr)[-2000:]}")
+    marker.write_text("\n".join(project.install) + "\n", encoding="utf-8")
+
+
+def expand(text: str, project: Project) -> str:
+    return text.replace("{venv}", str(project.venv_path)).replace(
+        "{python}", str(project.venv_path / "bin" / "python")
+    )
+
+
+def commit_mutation(root: Path, rel: str, line: int, after: str) -> None:
+    """Write the one-line change and commit it: no diff in the work tree points at the site."""
+    path = root / rel
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    ending = "\n" if lines[line - 1].endswith("\n") else ""
+    lines[line - 1] = after + ending
+    path.write_text("".join(lines), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "Refactor")
+
+
+# ---- running ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Run:
+    argv: tuple[str, ...] | str
+    exit_code: int
+    """Negative -N: the process died from signal N (subprocess convention)."""
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+def runner_env(project: Project, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+    env.update(FORCED_ENV)
+    env["VIRTUAL_ENV"] = str(project.venv_path)
+    env["PATH"] = os.pathsep.join([str(project.venv_path / "bin"), env.get("PATH", "")])
+    env.update(extra or {})
+    return env
+
+
+def run(
+    argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float
+) -> Run:
+    """Run with stdin closed, pipes (no TTY), a new session killed as a group on timeout."""
+    shell = isinstance(argv, str)
+    proc = subprocess.Popen(
+        argv if shell else list(argv),
+        cwd=cwd,
+        env=env,
+        shell=shell,
+        executable="/bin/sh" if shell else None,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    return Run(
+        argv=argv,
+        exit_code=proc.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        timed_out=timed_out,
+    )
+
+
+def tool_version(runner: Runner, cwd: Path, env: dict[str, str]) -> str:
+    done = run(runner.version, cwd, env, 120)
+    text = (done.stdout.strip() or done.stderr.strip()).splitlines()
+    return text[0].strip() if text else "unknown"
+
+
+def cap(text: str) -> str:
+    """Head 64 KiB + tail 512 KiB, as greenloop's process.py keeps them."""
+    data = text.encode("utf-8")
+    if len(data) <= HEAD_CAP + TAIL_CAP:
+        return text
+    dropped = len(data) - HEAD_CAP - TAIL_CAP
+    head = data[:HEAD_CAP].decode("utf-8", "ignore")
+    tail = data[-TAIL_CAP:].decode("utf-8", "ignore")
+    return f"{head}\n[... {dropped} bytes dropped by the corpus capture ...]\n{tail}"
+
+
+# ---- facts and cases ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Facts:
+    """Ground truth from the runner's own structured report, never from greenloop's parsers."""
+
+    verdict: str
+    failing_ids: tuple[str, ...] = ()
+    error_type: str | None = None
+    message: str | None = None
+    frame: str | None = None
+    counts: dict[str, int] | None = None
+    ground_truth: str = ""
+    """How the facts were obtained (the command and report)."""
+
+
+Truth = Callable[[Project, Runner, Run, "Mutation | None"], Facts]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mutation:
+    file: str
+    line: int
+    kind: str
+    before: str
+    after: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    project: Project
+    runner: Runner
+    n: int
+    run: Run
+    facts: Facts
+    mutation: Mutation | None
+    version: str
+    repo_modules: tuple[str, ...] = field(default=())
+
+    @property
+    def dir(self) -> Path:
+        return REAL / self.runner.runner / f"{self.project.name}-{self.n}"
+
+
+def unverified(facts: Facts, text: str) -> list[str]:
+    """Facts that the output does not contain verbatim (ANSI stripped)."""
+    plain = ANSI_RE.sub("", text)
+    missing = [f"failing_ids:{i}" for i in facts.failing_ids if i not in plain]
+    for key in ("error_type", "message"):
+        value = getattr(facts, key)
+        if value and value not in plain:
+            missing.append(f"{key}:{value}")
+    if facts.frame and not frame_in(facts.frame, plain):
+        missing.append(f"frame:{facts.frame}")
+    return missing
+
+
+def frame_in(frame: str, plain: str) -> bool:
+    path, _, line = frame.rpartition(":")
+    base = path.rsplit("/", 1)[-1]
+    pats = (f"{path}:{line}", f'{path}", line {line}', f"{path}({line},", f"{base}:{line}")
+    return any(p in plain for p in pats) or f'{base}", line {line}' in plain
+
+
+def write_case(case: Case, date: str | None = None) -> Path:
+    out, err = cap(case.run.stdout), cap(case.run.stderr)
+    facts = asdict(case.facts)
+    ground_truth = facts.pop("ground_truth")
+    facts["failing_ids"] = list(case.facts.failing_ids)
+    record = {
+        "tool": case.runner.runner,
+        "case": f"{case.project.name}-{case.n}",
+        "project": case.project.name,
+        "repo": case.project.repo,
+        "commit": case.project.commit,
+        "argv": case.run.argv if isinstance(case.run.argv, str) else list(case.run.argv),
+        "cwd_placeholder": str(case.project.root / case.runner.cwd).rstrip("/."),
+        "exit_code": case.run.exit_code,
+        "stdout": out,
+        "stderr": err,
+        "tool_version": case.version,
+        "captured_at": date or _dt.date.today().isoformat(),
+        "env": dict(FORCED_ENV),
+        "timed_out": case.run.timed_out,
+        "timeout_s": case.runner.timeout if case.run.timed_out else None,
+        "repo_modules": list(case.repo_modules),
+        "mutation": asdict(case.mutation) if case.mutation else None,
+        "facts": facts,
+        "facts_unverified": unverified(case.facts, out + "\n" + err),
+        "ground_truth": ground_truth,
+    }
+    case.dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    (case.dir / "case.json").write_text(text, encoding="utf-8")
+    sep = "" if (not out or out.endswith("\n")) else "\n"
+    (case.dir / "case.txt").write_text(out + sep + err, encoding="utf-8")
+    return case.dir
+
+
+def clear_cases(project: Project, runner: Runner) -> None:
+    """Drop the old case dirs of this project and runner (a regeneration may make fewer)."""
+    for old in (REAL / runner.runner).glob(f"{project.name}-*"):
+        if old.is_dir() and old.name.rpartition("-")[2].isdigit():
+            shutil.rmtree(old)
+
+
+def repo_modules(root: Path) -> tuple[str, ...]:
+    """Top-level names the repository provides (root and src/): verify.repo_modules' rule."""
+    names: set[str] = set()
+    for base in (root, root / "src"):
+        if not base.is_dir():
+            continue
+        for entry in base.iterdir():
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                names.add(entry.name)
+            elif entry.name.endswith(".py"):
+                names.add(entry.name[:-3])
+    return tuple(sorted(names))

@@ -1,0 +1,223 @@
+"""Ground truth for the Python runners: pytest (JUnit XML), unittest (its result API), mypy and ruff (JSON).
+
+Each function re-runs the mutant with the runner's structured report and reads only that report, never
+greenloop's parsers. The verdict class comes from the runner's exit code and that report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from common import Facts, Mutation, Project, Run, Runner, run, runner_env
+
+MESSAGE_MAX = 120
+UNITTEST_TRUTH = Path(__file__).resolve().parent / "unittest_truth.py"
+
+
+def with_args(argv: tuple[str, ...] | str, *extra: str) -> tuple[str, ...] | str:
+    if isinstance(argv, str):
+        return " ".join([argv, *extra])
+    return (*argv, *extra)
+
+
+def frame_of(project: Project, runner: Runner, mutation: Mutation | None) -> str | None:
+    """The mutated ``file:line``, relative to the directory the runner ran in."""
+    if mutation is None:
+        return None
+    path = (project.root / mutation.file).relative_to(project.root / runner.cwd)
+    return f"{path.as_posix()}:{mutation.line}"
+
+
+def short(message: str) -> str:
+    """The first non-empty line, cut at a word boundary: a substring a good digest should keep."""
+    first = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
+    if len(first) <= MESSAGE_MAX:
+        return first
+    cut = first[:MESSAGE_MAX]
+    return cut[: cut.rfind(" ")] if " " in cut else cut
+
+
+def crash_line(text: str) -> tuple[str | None, str | None]:
+    """(type, message) from pytest's last ``E   Type: message`` line of a JUnit failure body."""
+    found: tuple[str | None, str | None] = (None, None)
+    for line in text.splitlines():
+        m = re.match(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$", line)
+        if m:
+            found = (m.group(1).rsplit(".", 1)[-1], m.group(2))
+    return found
+
+
+# ---- pytest ----
+
+
+def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    cwd = project.root / runner.cwd
+    with tempfile.TemporaryDirectory(prefix="glreal-junit-") as tmp:
+        xml = Path(tmp) / "report.xml"
+        argv = with_args(runner.argv, f"--junitxml={xml}", "-o", "junit_family=xunit1")
+        again = run(argv, cwd, runner_env(project), runner.timeout)
+        suite = _suite(xml)
+    cmd = argv if isinstance(argv, str) else " ".join(argv)
+    how = f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
+    if done.timed_out or done.exit_code < 0 or suite is None:
+        return Facts(verdict=_no_report_verdict(done), ground_truth=how)
+    failing = _failing(suite, cwd)
+    counts = _counts(suite)
+    facts = dict(failing_ids=tuple(i for i, _ in failing), counts=counts, ground_truth=how)
+    if failing:
+        kind, message = _failure_type(failing[0][1])
+        facts |= dict(error_type=kind, message=message, frame=frame_of(project, runner, mutation))
+    return Facts(verdict=_pytest_verdict(done.exit_code, counts), **facts)  # type: ignore[arg-type]
+
+
+def _no_report_verdict(done: Run) -> str:
+    if done.timed_out:
+        return "timeout"
+    return "killed" if done.exit_code < 0 else "env_failure"
+
+
+def _pytest_verdict(code: int, counts: dict[str, int]) -> str:
+    if code == 0:
+        return "green" if counts["passed"] else "untrusted"
+    if code in (1, 2):  # test failures, or collection errors (a project module that won't import)
+        return "failed"
+    return "untrusted" if code == 5 else "env_failure"
+
+
+def _suite(xml: Path) -> ET.Element | None:
+    if not xml.exists():
+        return None
+    root = ET.parse(xml).getroot()
+    return root.find("testsuite") if root.tag == "testsuites" else root
+
+
+def _counts(suite: ET.Element) -> dict[str, int]:
+    total, failed, skipped = 0, 0, 0
+    for case in suite.iter("testcase"):
+        total += 1
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        elif case.find("skipped") is not None:
+            skipped += 1
+    return {"passed": total - failed - skipped, "failed": failed, "skipped": skipped}
+
+
+def _failing(suite: ET.Element, cwd: Path) -> list[tuple[str, ET.Element]]:
+    out = []
+    for case in suite.iter("testcase"):
+        bad = case.find("failure")
+        if bad is None:
+            bad = case.find("error")
+        if bad is not None:
+            out.append((_node_id(case, cwd), bad))
+    return out
+
+
+def _node_id(case: ET.Element, cwd: Path) -> str:
+    """pytest's node id: the longest classname prefix that is a module file, then class and name.
+
+    Not xunit1's ``file``: for a test inherited from a mixin it names the mixin's file.
+    """
+    classname, name = case.get("classname", ""), case.get("name", "")
+    parts = classname.split(".") if classname else []
+    for i in range(len(parts), 0, -1):
+        module = "/".join(parts[:i]) + ".py"
+        if (cwd / module).is_file():
+            return "::".join([module, *parts[i:], name])
+    return case.get("file") or name  # a collection error: the path is the name
+
+
+def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
+    kind, message = crash_line(element.text or "")
+    attr = element.get("message", "")
+    if kind is None:
+        m = re.match(r"^([A-Za-z_][\w.]*):\s*(.*)", attr, re.S)
+        kind, message = (m.group(1).rsplit(".", 1)[-1], m.group(2)) if m else (None, attr)
+    return kind, short(message or attr) or None
+
+
+# ---- unittest ----
+
+
+def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    """The same tests through unittest's own result API (scripts/conformance/unittest_truth.py)."""
+    cwd = project.root / runner.cwd
+    python = str(project.venv_path / "bin" / "python")
+    args = runner.argv if isinstance(runner.argv, tuple) else tuple(runner.argv.split())
+    names = [a for a in args[args.index("unittest") + 1 :] if not a.startswith("-")]
+    again = run((python, str(UNITTEST_TRUTH), *names), cwd, runner_env(project), runner.timeout)
+    how = f"unittest result API: python {UNITTEST_TRUTH.name} {' '.join(names)} (exit {again.exit_code})"
+    if done.timed_out or done.exit_code < 0:
+        return Facts(verdict=_no_report_verdict(done), ground_truth=how)
+    report = json.loads(again.stdout.splitlines()[-1])
+    failing = report["failing"]
+    facts = dict(
+        failing_ids=tuple(dict.fromkeys(f["id"] for f in failing)),
+        counts=report["counts"],
+        ground_truth=how,
+    )
+    if failing:
+        first = failing[0]
+        facts |= dict(
+            error_type=first["type"],
+            message=short(first["message"]),
+            frame=frame_of(project, runner, mutation),
+        )
+    verdict = "green" if done.exit_code == 0 and report["counts"]["passed"] else "failed"
+    if done.exit_code == 5 or report["ran"] == 0:
+        verdict = "untrusted"
+    return Facts(verdict=verdict, **facts)  # type: ignore[arg-type]
+
+
+# ---- mypy, ruff ----
+
+
+def mypy_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    argv = with_args(runner.argv, "--output", "json")
+    again = run(argv, project.root / runner.cwd, runner_env(project), runner.timeout)
+    rows = [json.loads(ln) for ln in again.stdout.splitlines() if ln.startswith("{")]
+    errors = [r for r in rows if r.get("severity") == "error"]
+    how = f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
+    return _lint_facts(done, errors, how, code="code", file="file", line=lambda r: r["line"])
+
+
+def ruff_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    argv = with_args(runner.argv, "--output-format", "json")
+    again = run(argv, project.root / runner.cwd, runner_env(project), runner.timeout)
+    rows = json.loads(again.stdout or "[]")
+    root = str(project.root / runner.cwd) + "/"
+    for r in rows:
+        r["filename"] = r["filename"].removeprefix(root)
+        r["code"] = r.get("code") or "invalid-syntax"
+    how = f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
+    return _lint_facts(done, rows, how, code="code", file="filename", line=lambda r: r["location"]["row"])
+
+
+def _lint_facts(done: Run, rows: list[dict], how: str, *, code: str, file: str, line) -> Facts:  # type: ignore[no-untyped-def, type-arg]
+    if done.timed_out or done.exit_code < 0:
+        return Facts(verdict=_no_report_verdict(done), ground_truth=how)
+    if not rows:
+        verdict = "green" if done.exit_code == 0 else "env_failure"
+        return Facts(verdict=verdict, counts={"failed": 0}, ground_truth=how)
+    first = rows[0]
+    return Facts(
+        verdict="failed",
+        failing_ids=tuple(dict.fromkeys(r[code] or "error" for r in rows)),
+        error_type=first[code],
+        message=short(first["message"]),
+        frame=f"{first[file]}:{line(first)}",
+        counts={"failed": len(rows)},
+        ground_truth=how,
+    )
+
+
+TRUTHS = {
+    "junitxml": pytest_truth,
+    "unittest-api": unittest_truth,
+    "mypy-json": mypy_truth,
+    "ruff-json": ruff_truth,
+}

@@ -65,8 +65,10 @@ def main_check(args: argparse.Namespace) -> int:
     root = Path(args.repo).resolve()
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     config = load_config(root, overrides)
+    before = _untracked(root)
     result, digest = check(root, args.command, config=config, diff=_uncommitted_diff(root))
     sys.stdout.write(report.render_check(result, digest, args.format))
+    _tell_by_products(root, before)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
@@ -77,6 +79,30 @@ def main_detect(args: argparse.Namespace) -> int:
     cascade = resolve_cascade(root, load_config(root), args.command)
     sys.stdout.write(report.render_cascade(cascade, args.format))
     return 0
+
+
+def _untracked(root: Path) -> set[str] | None:
+    from greenloop import git
+
+    try:
+        return {p for p, code in git.status_paths(root).items() if code == "??"}
+    except FatalError:
+        return None  # not a git repository: nothing to compare
+
+
+def _tell_by_products(root: Path, before: set[str] | None) -> None:
+    """A verifier that leaves files behind (``cargo`` writes Cargo.lock) makes the tree dirty."""
+    from greenloop import checkpoints, git
+
+    after = _untracked(root)
+    made = tuple(sorted(after - before)) if before is not None and after is not None else ()
+    if made:
+        checkpoints.note_by_products(git.common_dir(root), made)
+        print(
+            f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "
+            "add them to .gitignore if they are build output; `greenloop run` needs a clean tree",
+            file=sys.stderr,
+        )
 
 
 def _uncommitted_diff(root: Path) -> str | None:

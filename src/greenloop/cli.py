@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
 from greenloop import __version__
-from greenloop.errors import FatalError
+from greenloop.errors import FatalError, NotStarted
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -49,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FatalError as exc:
         print(f"greenloop: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except NotStarted as exc:  # declined at the prompt: a choice, not a failure
+        print(f"greenloop: {exc}", file=sys.stderr)
+        return 0
     except KeyboardInterrupt:
         print("greenloop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

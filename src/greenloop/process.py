@@ -62,6 +62,8 @@ class ProcessResult:
     signal: int | None = None
     """The signal that killed the command (directly, or its child under a shell), if any."""
     timed_out: bool = False
+    limit_s: float | None = None
+    """The time limit it was killed at, when ``timed_out`` (``duration_s`` adds the kill grace)."""
     duration_s: float = 0.0
     stdout: str = ""
     stderr: str = ""
@@ -273,6 +275,7 @@ def run_command(
         exit_code=128 + sig if sig is not None and (returncode < 0 or timed_out) else returncode,
         signal=sig,
         timed_out=timed_out,
+        limit_s=timeout_s if timed_out else None,
         duration_s=now() - start,
         stdout=out.text(),
         stderr=err.text(),

@@ -1338,6 +1338,56 @@ add("node-test", "file_killed", fs, ["node", "--test"],
 add("node-test", "file_killed_spec", fs, ["node", "--test", "--test-reporter=spec"],
     facts(["test/a.test.js"], None, "test failed", None, 1, killed=True))
 
+# a test file that fails to LOAD (a SyntaxError in the code under test): exit 1, not a kill
+fs = {
+    "package.json": '{\n  "name": "ntload",\n  "private": true\n}\n',
+    "src/calc.js": "function add(a, b) {\n  return a + b;\n}\n\nfunction mul(a, b) {\n"
+                   "  return a * (b;\n}\n\nmodule.exports = { add, mul };\n",
+    "test/calc.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+        const { add } = require("../src/calc");
+
+        test("adds", () => {
+          assert.strictEqual(add(2, 2), 4);
+        });
+        """),
+    "test/other.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+
+        test("truth", () => {
+          assert.strictEqual(1, 1);
+        });
+        """),
+}
+load_facts = facts(["test/calc.test.js"], "SyntaxError", "Unexpected token ';'", "src/calc.js:6", 1)
+add("node-test", "load_error", fs, ["node", "--test"], load_facts)
+add("node-test", "load_error_spec", fs, ["node", "--test", "--test-reporter=spec"], load_facts)
+
+# ES modules: node prints file:/// URLs and util.inspect properties after the stack
+fs = {
+    "package.json": '{\n  "name": "ntesm",\n  "private": true,\n  "type": "module"\n}\n',
+    "src/range.js": "export function range(n) {\n  const out = [];\n"
+                    "  for (let i = 0; i <= n; i++) out.push(i);\n  return out;\n}\n",
+    "test/range.test.js": D("""
+        import test from "node:test";
+        import assert from "node:assert";
+        import { range } from "../src/range.js";
+
+        test("range of 3", () => {
+          assert.strictEqual(range(3).length, 3);
+        });
+
+        test("range of 0", () => {
+          assert.deepStrictEqual(range(0), []);
+        });
+        """),
+}
+esm_facts = facts(["range of 3", "range of 0"], "AssertionError", "Expected values to be strictly equal",
+                  at(fs, "test/range.test.js", "assert.strictEqual(range(3)"), 2)
+add("node-test", "esm_spec", fs, ["node", "--test", "--test-reporter=spec"], esm_facts)
+
 # --------------------------------------------------------------------------
 # cargo
 # --------------------------------------------------------------------------

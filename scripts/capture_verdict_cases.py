@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+from xml.etree import ElementTree
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,6 +139,38 @@ def _go_first_message(root: Path, events: list[dict[str, Any]], failing: list[st
 _GO_MSG = re.compile(r"^\s+(?P<file>\w+_test\.go):(?P<line>\d+): (?P<msg>.+)")
 
 
+def node_junit_truth(argv: list[str], declared: dict[str, Any]) -> Truth:
+    """Facts from node's junit reporter (a second run); the mutation site is the frame."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        report = root / "junit.xml"
+        flags = ["--test-reporter=junit", f"--test-reporter-destination={report}"]
+        run([argv[0], *flags, *argv[1:]], root, env)
+        cases = ElementTree.parse(report).getroot().iter("testcase")
+        verdicts = {c.get("name", ""): _junit_outcome(c) for c in cases}
+        failing = [_relative(name, root) for name, v in verdicts.items() if v == "failed"]
+        counts = {v: sum(1 for x in verdicts.values() if x == v) for v in ("passed", "failed")}
+        skipped = sum(1 for x in verdicts.values() if x == "skipped")
+        report.unlink()
+        return {
+            "verdict": "failed" if failing else "green",
+            "failing_ids": failing,
+            "counts": counts | {"skipped": skipped},
+        } | declared
+
+    return truth
+
+
+def _junit_outcome(case: ElementTree.Element) -> str:
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
+def _relative(name: str, root: Path) -> str:
+    return name.removeprefix(f"{root}/")
+
+
 CASES: list[Case] = [
     Case(
         tool="go",
@@ -165,6 +198,54 @@ CASES: list[Case] = [
             "after": "s.size-s.cur > n",
         },
         version=["go", "version"],
+    ),
+    Case(
+        tool="node-test",
+        name="ccount-0",
+        repo="wooorm/ccount",
+        commit="25cc9b181e7247a906cde41b3a6ebad776f86d08",
+        argv=["node", "--test"],
+        truth=node_junit_truth(["node", "--test"], {}),
+        ground_truth="node-junit",
+        version=["node", "--version"],
+    ),
+    Case(
+        tool="node-test",
+        name="ccount-1",
+        repo="wooorm/ccount",
+        commit="25cc9b181e7247a906cde41b3a6ebad776f86d08",
+        argv=["node", "--test"],
+        truth=node_junit_truth(
+            ["node", "--test"], {"error_type": "SyntaxError", "frame": "index.js:22"}
+        ),
+        ground_truth="node-junit (ids, counts); the mutation (frame, error type)",
+        mutation={
+            "file": "index.js",
+            "line": 22,
+            "kind": "syntax error",
+            "before": "count++",
+            "after": "count++)",
+        },
+        version=["node", "--version"],
+    ),
+    Case(
+        tool="node-test",
+        name="ccount-2",
+        repo="wooorm/ccount",
+        commit="25cc9b181e7247a906cde41b3a6ebad776f86d08",
+        argv=["node", "--test", "--test-reporter=spec"],
+        truth=node_junit_truth(
+            ["node", "--test"], {"error_type": "SyntaxError", "frame": "index.js:22"}
+        ),
+        ground_truth="node-junit (ids, counts); the mutation (frame, error type)",
+        mutation={
+            "file": "index.js",
+            "line": 22,
+            "kind": "syntax error",
+            "before": "count++",
+            "after": "count++)",
+        },
+        version=["node", "--version"],
     ),
 ]
 

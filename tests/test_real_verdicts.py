@@ -14,17 +14,29 @@ from typing import Any
 import pytest
 
 from greenloop.classify import Verdict, classify
+from greenloop.detect import Cascade, Stage
+from greenloop.digest import build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.process import ProcessResult
+from greenloop.verify import CheckResult, StageRun
 
 RESOURCES = Path(__file__).parent / "resources"
-REAL_CASES = ("go/sync-0", "go/sync-1")
+REAL_CASES = (
+    "go/sync-0",
+    "go/sync-1",
+    "node-test/ccount-0",
+    "node-test/ccount-1",
+    "node-test/ccount-2",
+)
 OUTPUT_CASES = (
     "go/log_skip_green_verbose",
     "go/log_skip_green_json",
     "go/log_skip_red",
     "go/log_skip_red_verbose",
     "go/log_skip_red_json",
+    "node-test/load_error",
+    "node-test/load_error_spec",
+    "node-test/esm_spec",
 )
 
 
@@ -75,15 +87,65 @@ def test_real_output_gets_the_verdict_ids_and_counts_of_the_runners_own_report(n
     facts = data["facts"]
     parsed, verdict = _judge(data)
     assert verdict == _expected_verdict(facts), (parsed.failures[:3], parsed.counts)
-    ids = [f.id.rsplit(".", 1)[-1] for f in parsed.errors]
-    assert sorted(ids) == sorted(facts["failing_ids"]), ids
+    ids = [f.id for f in parsed.errors]
+    assert len(ids) == len(facts["failing_ids"]), ids
+    for wanted in facts["failing_ids"]:  # go names tests by package: example.com/m.TestAdd
+        assert any(i == wanted or i.endswith("." + wanted) for i in ids), (wanted, ids)
     if facts.get("counts"):
         got = parsed.counts
         assert {"passed": got.passed, "failed": got.failing, "skipped": got.skipped} == (
             facts["counts"]
         )
+    if facts["error_type"]:
+        assert parsed.errors[0].error_type == facts["error_type"], parsed.errors[0]
     if facts["message"]:
         first = parsed.errors[0]
         assert facts["message"] in " ".join((first.message, *first.detail)), first
     if facts["frame"]:
         assert _located(parsed, facts["frame"]), parsed.failures[:2]
+
+
+@pytest.mark.parametrize(
+    "name", ["node-test/ccount-1", "node-test/ccount-2", "node-test/load_error_spec"]
+)
+def test_node_test_file_that_fails_to_load_is_exit_1_with_the_errors_file_line_first(
+    name: str,
+) -> None:
+    data = _load(name)
+    parsed, verdict = _judge(data)
+    digest = _digest(data, parsed, verdict)
+    assert verdict.exit_code == 1
+    body = digest.split("\n\n", 1)[1]  # after the headline
+    first_location = next(line for line in body.splitlines() if line.strip().startswith("at "))
+    assert first_location.strip() == f"at {data['facts']['frame']}", digest
+    assert "file://" not in digest
+
+
+def test_node_test_spec_paths_are_repo_relative_without_util_inspect_leftovers() -> None:
+    data = _load("node-test/esm_spec")
+    parsed, verdict = _judge(data)
+    digest = _digest(data, parsed, verdict)
+    assert "at test/range.test.js:6" in digest
+    for leftover in ("file://", "generatedMessage", "code: 'ERR_ASSERTION'"):
+        assert leftover not in digest, digest
+    assert all(line.strip() != "}" for line in digest.splitlines()), digest
+
+
+def _digest(data: dict[str, Any], parsed: ParseResult, verdict: Verdict) -> str:
+    argv = tuple(data["argv"])
+    run = ProcessResult(
+        argv=argv,
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    stage = Stage(name="test", command=argv, why="captured")
+    judged = classify(run, parsed, command=stage.display)
+    result = CheckResult(
+        cascade=Cascade(stages=(stage,), source="test"),
+        runs=(StageRun(stage=stage, result=run, parsed=parsed, classification=judged),),
+        verdict=verdict,
+        duration_s=1.0,
+    )
+    return build_digest(result, root=data["cwd_placeholder"]).text

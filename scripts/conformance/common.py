@@ -13,6 +13,7 @@ Layout:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -154,7 +155,9 @@ def load_projects(only: set[str] | None = None) -> list[Project]:
 
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
-    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} in {root}: {done.stderr.strip()}")
     return done.stdout
@@ -170,8 +173,7 @@ def checkout(project: Project) -> Path:
         root.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True)
     git(root, "checkout", "-q", "-B", "corpus", project.commit)
-    git(root, "reset", "-q", "--hard", project.commit)
-    git(root, "clean", "-qfdx", "-e", ".glreal-*")
+    git(root, "reset", "-q", "--hard", project.commit)  # no `git clean`: installs generate files
     return root
 
 
@@ -182,7 +184,9 @@ def install(project: Project) -> None:
         return
     for step in project.install:
         cmd = expand(step, project)
-        done = subprocess.run(["sh", "-c", cmd], cwd=project.root, capture_output=True, text=True)
+        done = subprocess.run(
+            ["sh", "-c", cmd], cwd=project.root, capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"install step failed: {cmd}\n{(done.stdout + done.stderr)[-2000:]}")
     marker.write_text("\n".join(project.install) + "\n", encoding="utf-8")
@@ -226,9 +230,7 @@ def runner_env(project: Project, extra: dict[str, str] | None = None) -> dict[st
     return env
 
 
-def run(
-    argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float
-) -> Run:
+def run(argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float) -> Run:
     """Run with stdin closed, pipes (no TTY), a new session killed as a group on timeout."""
     shell = isinstance(argv, str)
     proc = subprocess.Popen(
@@ -247,10 +249,8 @@ def run(
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         out, err = proc.communicate()
     return Run(
         argv=argv,
@@ -296,6 +296,8 @@ class Facts:
 
 
 Truth = Callable[[Project, Runner, Run, "Mutation | None"], Facts]
+Peer = Callable[[Project, Runner], dict[str, Any]]
+"""Another tool's output for the same checkout (e.g. pytest-receptor), kept under ``peers``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -372,11 +374,19 @@ def write_case(case: Case, date: str | None = None) -> Path:
         "ground_truth": ground_truth,
     }
     case.dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    (case.dir / "case.json").write_text(text, encoding="utf-8")
+    write_json(case.dir / "case.json", record)
     sep = "" if (not out or out.endswith("\n")) else "\n"
     (case.dir / "case.txt").write_text(out + sep + err, encoding="utf-8")
     return case.dir
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_case(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def clear_cases(project: Project, runner: Runner) -> None:

@@ -150,7 +150,9 @@ def eq_none(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
     for edit in comparison(tree, lines):
         if " is None" in edit.before or " is not None" in edit.before:
             fixed = edit.before.replace(" is not None", " != None", 1)
-            yield Edit(line=edit.line, before=edit.before, after=fixed.replace(" is None", " == None", 1))
+            yield Edit(
+                line=edit.line, before=edit.before, after=fixed.replace(" is None", " == None", 1)
+            )
 
 
 KINDS: dict[str, Callable[[ast.AST, list[str]], Iterator[Edit]]] = {

@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_check,
         _add_detect,
         _add_run,
+        _add_batch,
         _add_report,
         _add_runs,
         _add_recover,
@@ -176,6 +177,12 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument(
+        "--cache",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="reuse a green run of this exact tree from the last cache_ttl seconds",
+    )
     p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 
@@ -183,6 +190,9 @@ def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
     p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
+
+
+_NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
 
 
 def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -194,6 +204,7 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "to the user only. Bounded per session by max_iters and by a repeated failure.",
     )
     p.add_argument("event", choices=("claude-stop",), help="the hook to run")
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
 
 
@@ -213,6 +224,7 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
 
 
@@ -294,6 +306,20 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_run"))
 
 
+def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.batch.cli import add_arguments
+
+    p = sub.add_parser(
+        "batch",
+        help="many loops at once, each in a fresh clone: a local pool or a Ray cluster; resumable",
+        description="Runs every task of TASKS.jsonl (one JSON object per line: id, repo, ref, "
+        "task, verifier, setup, agent, max_iters, timeout) in its own clone under DIR/work/. "
+        "Exit codes: 0 every task succeeded; 1 any did not; 2 usage; 130 interrupted.",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
     p.add_argument(
@@ -306,6 +332,7 @@ def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="text (default), json, md, or html (a self-contained page)",
     )
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))
 
 

@@ -63,6 +63,11 @@ def main_run(args: argparse.Namespace) -> int:
 def main_report(args: argparse.Namespace) -> int:
     from greenloop import record
 
+    if getattr(args, "batch", None):
+        from greenloop.batch.report import main_report_batch
+
+        return main_report_batch(args)
+
     root = Path(args.repo).resolve()
     data = record.load_report(record.common_dir_of(root), args.run_id)
     if args.format == "html":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -60,6 +59,10 @@ class Config:
     """OpenAI-compatible endpoint of the built-in agent."""
     max_tool_turns: int = 25
     """Built-in agent: tool calls at most per iteration."""
+    cache: bool = True
+    """Stop hook and MCP ``verify``: reuse a green run while the tree is unchanged (issue 16)."""
+    cache_ttl: float = 600.0
+    """Seconds a green run may be reused for."""
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -186,5 +189,7 @@ def _where(origin: str, key: str) -> str:
 
 
 def _did_you_mean(name: str, known: Mapping[str, Any]) -> str:
+    import difflib  # only on an error: the Stop hook loads the config on every turn
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

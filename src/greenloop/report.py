@@ -11,6 +11,7 @@ from greenloop.detect import Cascade
 from greenloop.digest import Digest
 from greenloop.parsers.model import Failure
 from greenloop.verify import CheckResult, StageRun
+from greenloop.verify_cache import Reuse
 
 VERDICT_WORDS = {
     "green": "GREEN",
@@ -28,6 +29,14 @@ def render_check(result: CheckResult, digest: Digest, fmt: str) -> str:
     if fmt == "github":
         return render_github(result, digest)
     return render_check_text(result, digest)
+
+
+def render_reuse(reuse: Reuse, fmt: str) -> str:
+    """``check --cache`` when the tree's green run was reused instead of run again."""
+    if fmt == "json":
+        data = {"verdict": "green", "exit_code": 0, "reused": reuse.as_json()}
+        return json.dumps(data | {"digest": reuse.describe()}, indent=2) + "\n"
+    return f"greenloop: {reuse.describe()}\n"
 
 
 def render_check_text(result: CheckResult, digest: Digest) -> str:

@@ -88,6 +88,8 @@ def lines_of(inp: ParserInput) -> list[str]:
 def relative(path: str, root: str) -> str:
     """``path`` relative to the repository root when it lies inside it; ``./`` dropped."""
     path = path.strip()
+    if path.startswith("file:///"):  # ES module stack frames are URLs
+        path = path[len("file://") :]
     if root:
         base = root.rstrip("/") + "/"
         if path.startswith(base):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from greenloop.parsers.generic import MAX_FAILURES, capped, relative
 from greenloop.parsers.js_tests import js_frames, project_frame, split_error
@@ -15,9 +16,21 @@ _COUNT = re.compile(r"^(?:# |\u2139 )(?P<key>tests|pass|fail|cancelled|skipped|t
 _SPEC_FAIL = re.compile(r"^(?P<indent> *)✖ (?P<name>.+?)(?: \([\d.]+m?s\))?$")
 _SCRIPT = re.compile(r"(?:^/|\.[cm]?[jt]sx?$)")
 _NO_SIGNAL = {"", "~", "null"}
+# node's uncaught-exception block: `file:LINE`, the source line, a caret, then `XError: message`
+_LOAD_ERROR = re.compile(
+    r"^(?P<type>[A-Z][\w.$]*(?:Error|Exception))(?: \[\w+\])?(?:: (?P<msg>.*))?$"
+)
+_SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<line>\d+)$")
+# util.inspect's own properties after a stack: noise, not facts (actual/expected stay)
+_INSPECT_NOISE = re.compile(r"^(?:generatedMessage: \w+,?|code: '\w+',?|operator: '\w+',?|[{}])$")
 
 
 def parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
+    failures, killed = _parse_tap(lines, root)
+    return with_load_errors(failures, lines, root), killed
+
+
+def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
     failures: list[Failure] = []
     killed: list[str] = []
     parents: list[tuple[int, str]] = []
@@ -103,10 +116,11 @@ def parse_spec(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         if not body:
             continue  # a suite whose children failed
         name = relative(m["name"].strip(), root)
-        failure = _spec_failure(name, body, root)
-        if _SCRIPT.search(name) and failure.message.strip("'\"") == "test failed":
-            killed.append(f"{name} (test file did not finish)")
-        failures.append(failure)
+        failures.append(_spec_failure(name, body, root))
+    failures = with_load_errors(failures, lines, root)
+    for failure in failures:  # a file that died without an error of its own: a signal
+        if _SCRIPT.search(failure.id) and failure.message.strip("'\"") == "test failed":
+            killed.append(f"{failure.id} (test file did not finish)")
     return failures, killed
 
 
@@ -132,8 +146,66 @@ def _spec_failure(name: str, body: list[str], root: str) -> Failure:
         error_type=error_type,
         message=message.rstrip(":").strip(),
         frames=frames,
-        detail=capped([t.strip() for t in text[1:]]),
+        detail=capped([t.strip() for t in text[1:] if not _INSPECT_NOISE.match(t.strip())]),
     )
+
+
+def with_load_errors(failures: list[Failure], lines: list[str], root: str) -> list[Failure]:
+    """A test file that failed to load ('test failed') gets the error node printed for it."""
+    errors = load_errors(lines, root)
+    out: list[Failure] = []
+    for failure in failures:
+        if errors and _SCRIPT.search(failure.id) and "test failed" in failure.message:
+            error = next((e for e in errors if _mentions(e, failure.id)), errors[0])
+            errors.remove(error)
+            out.append(replace(error, id=failure.id))
+        else:
+            out.append(failure)
+    return out
+
+
+def _mentions(error: Failure, test_file: str) -> bool:
+    return any(f.file == test_file for f in error.frames) or error.file == test_file
+
+
+def load_errors(lines: list[str], root: str) -> list[Failure]:
+    """Uncaught errors node printed while loading a test file (TAP prints them as ``# `` comments)."""
+    found: list[Failure] = []
+    for i, raw in enumerate(lines):
+        line = _uncomment(raw)
+        m = _LOAD_ERROR.match(line) if line[:1].isupper() and "E" in line else None
+        head = [_uncomment(h) for h in lines[max(0, i - 5) : i]]
+        where = next((w for h in reversed(head) if (w := _SOURCE_AT.match(h))), None)
+        if m is None or where is None or len(found) >= MAX_FAILURES:
+            continue  # only node's own uncaught-exception block names file:line above the error
+        source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
+        at = Frame(file=relative(where["file"], root), line=int(where["line"]))
+        found.append(
+            Failure(
+                kind=Kind.TEST,
+                id=at.file,
+                file=at.file,
+                line=at.line,
+                error_type=m["type"],
+                message=(m["msg"] or "").strip(),
+                frames=(*js_frames(_stack(lines, i + 1), root), at),  # its own place: innermost
+                detail=tuple(source[:2]),
+            )
+        )
+    return found
+
+
+def _uncomment(line: str) -> str:
+    return line[2:] if line.startswith("# ") else line
+
+
+def _stack(lines: list[str], start: int) -> list[str]:
+    stack: list[str] = []
+    for line in map(_uncomment, lines[start : start + 40]):
+        if not line.startswith("    at "):
+            break
+        stack.append(line)
+    return stack
 
 
 def node_counts(lines: list[str]) -> Counts:

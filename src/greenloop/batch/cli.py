@@ -1,0 +1,72 @@
+"""``greenloop batch``: flags -> run_batch -> the aggregate on stdout -> 0 / 1 / 2 / 130.
+
+Only argparse at import time: the parser is built on every greenloop call."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout", "subset", "budget", "on_fail")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON object per line (id, repo, ...)")
+    p.add_argument("--out", required=True, metavar="DIR", help="results, records and workspaces")
+    p.add_argument("--agent", help="default agent for tasks without their own")
+    p.add_argument("--workers", type=_positive_int, help="tasks at once (default: half the cores)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument("--ray-address", help="join this Ray cluster (default: start a local one)")
+    p.add_argument("--cpus-per-task", type=_positive_float, default=1.0, metavar="C")
+    p.add_argument(
+        "--max-parallel-agents",
+        type=_positive_int,
+        default=0,
+        metavar="K",
+        help="agent calls at once across the batch (verifiers are not counted)",
+    )
+    p.add_argument("--redo", action="store_true", help="run tasks already in results.jsonl again")
+    p.add_argument("--max-iters", type=_positive_int)
+    p.add_argument("--max-time", type=_positive_float)
+    p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
+    p.add_argument("--agent-timeout", type=_positive_float)
+    p.add_argument("--subset", choices=("auto", "off"))
+    p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
+    p.add_argument("--on-fail", choices=("revert", "keep"))
+    p.add_argument("--format", choices=("text", "json", "md"), default="text")
+
+
+def main_batch(args: argparse.Namespace) -> int:
+    from greenloop.batch.report import render_batch
+    from greenloop.batch.run import run_batch
+
+    result = run_batch(
+        args.tasks,
+        out=args.out,
+        agent=args.agent,
+        executor=args.executor,
+        workers=args.workers,
+        ray_address=args.ray_address,
+        cpus_per_task=args.cpus_per_task,
+        max_parallel_agents=args.max_parallel_agents,
+        redo=args.redo,
+        overrides={k: getattr(args, k) for k in RUN_OPTIONS},
+    )
+    sys.stdout.write(render_batch(result.summary, args.format, result.out))
+    if result.interrupted:
+        print("greenloop: interrupted; run the same command again to resume", file=sys.stderr)
+    return result.exit_code
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value

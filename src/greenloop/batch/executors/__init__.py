@@ -1,0 +1,12 @@
+"""Where tasks run: ``local`` (a process pool on this machine) or ``ray`` (a Ray cluster)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from greenloop.batch.worker import Job, Outcome
+
+Deliver = Callable[[Outcome, Path | None], None]
+"""The driver's hand: store the record (a folder to move, or the outcome's bytes), append the row."""
+Started = Callable[[Job], None]

@@ -1,0 +1,192 @@
+"""Each task a Ray task (``num_cpus = --cpus-per-task``); results stream back to the driver.
+
+A local repository travels as a ``git bundle`` through the object store (no shared disk); the run
+record comes back with the result. A worker that dies mid-task is retried once, then ``error``.
+``--max-parallel-agents`` is one actor holding the slots. ``ray`` is imported here only.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from greenloop.batch import workspace
+from greenloop.batch.executors import Deliver, Started
+from greenloop.batch.worker import Job, Outcome, run_task
+from greenloop.errors import FatalError
+
+POLL_S = 0.05
+
+
+class AgentSlots:
+    """The actor behind ``--max-parallel-agents`` on a cluster."""
+
+    def __init__(self, count: int) -> None:
+        self.free = count
+
+    def try_acquire(self) -> bool:
+        if self.free <= 0:
+            return False
+        self.free -= 1
+        return True
+
+    def release(self) -> None:
+        self.free += 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActorSlots:
+    actor: Any
+
+    @contextmanager
+    def hold(self) -> Iterator[float]:
+        import ray
+
+        start = time.monotonic()
+        while not ray.get(self.actor.try_acquire.remote()):
+            time.sleep(POLL_S)
+        try:
+            yield time.monotonic() - start
+        finally:
+            ray.get(self.actor.release.remote())
+
+
+def ray_entry(job: Job, bundle: bytes | None, slots_actor: Any) -> Outcome:
+    """Runs on a Ray worker: unpack the bundle, run the task, return the row and the record."""
+    slots = ActorSlots(actor=slots_actor) if slots_actor is not None else None
+    if bundle is None:
+        return run_task(job, slots=slots)
+    with tempfile.TemporaryDirectory(prefix="greenloop-bundle-") as tmp:
+        path = Path(tmp) / "repo.bundle"
+        path.write_bytes(bundle)
+        return run_task(job, bundle=path, slots=slots)
+
+
+def run_ray(
+    jobs: Sequence[Job],
+    *,
+    address: str | None,
+    workers: int,
+    cpus_per_task: float,
+    max_parallel_agents: int,
+    state_dir: Path,
+    deliver: Deliver,
+    started: Started,
+) -> bool:
+    """Run every job on Ray; return True when interrupted by Ctrl-C."""
+    ray = _import_ray()
+    started_here = not ray.is_initialized()
+    if started_here:
+        _init(ray, address, workers * cpus_per_task)
+    try:
+        remote = ray.remote(num_cpus=cpus_per_task, max_retries=0)(ray_entry)
+        slots = (
+            ray.remote(num_cpus=0)(AgentSlots).remote(max_parallel_agents)
+            if max_parallel_agents
+            else None
+        )
+        bundles = _bundles(ray, jobs, state_dir / "bundles")
+
+        def submit(job: Job) -> Any:
+            started(job)
+            return remote.remote(job, bundles.get(job.task.repo), slots)
+
+        return _stream(ray, {submit(job): job for job in jobs}, submit, deliver)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise FatalError("the ray executor needs Ray: pip install 'greenloop[ray]'") from None
+    return ray
+
+
+def _init(ray: Any, address: str | None, cpus: float) -> None:
+    if address:
+        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+    else:
+        ray.init(
+            num_cpus=max(1, round(cpus)),
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="WARNING",
+        )
+
+
+def _bundles(ray: Any, jobs: Sequence[Job], directory: Path) -> dict[str, Any]:
+    """One bundle per local repository, put once into the object store."""
+    refs: dict[str, Any] = {}
+    directory.mkdir(parents=True, exist_ok=True)
+    for job in jobs:
+        repo = job.task.repo
+        if not job.task.is_local or repo in refs:
+            continue
+        path = workspace.create_bundle(Path(repo), directory / f"{len(refs)}.bundle")
+        refs[repo] = ray.put(path.read_bytes())
+    return refs
+
+
+def _stream(ray: Any, pending: dict[Any, Job], submit: Any, deliver: Deliver) -> bool:
+    try:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            for ref in ready:
+                job = pending.pop(ref)
+                outcome, retry = _result(ray, ref, job)
+                if retry is not None:
+                    pending[submit(retry)] = retry
+                elif outcome is not None:
+                    deliver(outcome, None)
+    except KeyboardInterrupt:
+        _interrupt(ray, pending, deliver)
+        return True
+    return False
+
+
+def _result(ray: Any, ref: Any, job: Job) -> tuple[Outcome | None, Job | None]:
+    from ray import exceptions
+
+    try:
+        return ray.get(ref), None
+    except exceptions.RayTaskError as exc:  # our own code raised: not a lost worker
+        return _error(job, f"the task raised {type(exc.cause).__name__}: {exc.cause}"), None
+    except exceptions.TaskCancelledError:
+        return None, None
+    except exceptions.RayError as exc:  # the worker process or its node died
+        if job.attempt < 2:
+            return None, replace(job, attempt=job.attempt + 1)
+        return _error(job, f"the worker died twice ({type(exc).__name__})"), None
+
+
+def _error(job: Job, reason: str) -> Outcome:
+    return Outcome(
+        row={
+            "id": job.task.id,
+            "result": "error",
+            "reason": reason,
+            "iterations": 0,
+            "attempt": job.attempt,
+            "executor": job.executor,
+            "line": job.task.line,
+            "task_fingerprint": job.task.fingerprint,
+        }
+    )
+
+
+def _interrupt(ray: Any, pending: dict[Any, Job], deliver: Deliver) -> None:
+    """Ctrl-C: each running task gets a KeyboardInterrupt, ends ``interrupted``, attempt kept."""
+    for ref in pending:
+        ray.cancel(ref)
+    for ref, job in pending.items():
+        outcome, _ = _result(ray, ref, job)
+        if outcome is not None and outcome.row.get("result") != "error":
+            deliver(outcome, None)

@@ -1,0 +1,137 @@
+"""``DIR/results.jsonl`` (append-only, fsync'd per finished task), resume, ``DIR/summary.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from greenloop.batch.tasks import Task
+
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+# A row with this result is kept (nothing lost) but does not count as finished: a rerun resumes it.
+RESUMABLE = frozenset({"interrupted"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What a (re)run of the batch does with each task."""
+
+    todo: tuple[Task, ...]
+    done: tuple[str, ...]
+    changed: tuple[str, ...]
+    """One line per finished id whose TASKS line changed since it ran (skipped, reported)."""
+
+
+def read_rows(out: Path) -> list[dict[str, Any]]:
+    """Every row; a line torn by a kill -9 mid-write is ignored."""
+    try:
+        lines = (out / RESULTS).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            rows.append(row)
+    return rows
+
+
+def append_row(out: Path, row: Mapping[str, Any]) -> None:
+    """Append one JSON line and fsync it before returning."""
+    path = out / RESULTS
+    line = json.dumps(dict(row), default=str, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a torn line: start on a fresh one
+            line = "\n" + line
+        os.write(fd, line.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def latest_by_id(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    latest: dict[str, Mapping[str, Any]] = {}
+    for row in rows:
+        latest[str(row["id"])] = row
+    return latest
+
+
+def plan_run(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]], *, redo: bool) -> Plan:
+    latest = latest_by_id(r for r in rows if r.get("result") not in RESUMABLE)
+    todo, done, changed = [], [], []
+    for task in tasks:
+        row = latest.get(task.id)
+        if row is None or redo:
+            todo.append(task)
+            continue
+        done.append(task.id)
+        if row.get("task_fingerprint") != task.fingerprint:
+            changed.append(
+                f"{task.id} (line {task.line}) changed since it finished as {row.get('result')}; "
+                "skipped: pass --redo to run it again"
+            )
+    return Plan(todo=tuple(todo), done=tuple(done), changed=tuple(changed))
+
+
+def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The aggregate of the latest row of each task of this TASKS file."""
+    ids = {t.id for t in tasks}
+    latest = [r for i, r in latest_by_id(rows).items() if i in ids]
+    by_result = Counter(str(r.get("result")) for r in latest)
+    solved = by_result.get("success", 0)
+    return {
+        "total": len(tasks),
+        "finished": sum(1 for r in latest if r.get("result") not in RESUMABLE),
+        "solved": solved,
+        "solve_rate": round(solved / len(tasks), 4) if tasks else 0.0,
+        "by_result": dict(sorted(by_result.items())),
+        "by_reason": _by_reason(latest),
+        "median": {
+            k: _median(latest, k) for k in ("wall_s", "agent_s", "verifier_s", "iterations")
+        },
+        "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in latest), 6),
+        "slowest": _top(latest, "wall_s"),
+        "costliest": _top(latest, "cost_usd"),
+        "tasks": [dict(r) for r in sorted(latest, key=lambda r: str(r["id"]))],
+    }
+
+
+def write_summary(out: Path, summary: Mapping[str, Any]) -> Path:
+    path = out / SUMMARY
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(dict(summary), indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _by_reason(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    counts = Counter((str(r.get("result")), str(r.get("reason", ""))) for r in rows)
+    return [
+        {"result": result, "reason": reason, "count": n}
+        for (result, reason), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def _median(rows: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    values = [float(r[key]) for r in rows if isinstance(r.get(key), int | float)]
+    return round(statistics.median(values), 3) if values else None
+
+
+def _top(rows: Sequence[Mapping[str, Any]], key: str, n: int = 5) -> list[dict[str, Any]]:
+    ranked = sorted(
+        (r for r in rows if isinstance(r.get(key), int | float) and r[key]),
+        key=lambda r: -float(r[key]),
+    )
+    return [{"id": r["id"], key: r[key], "result": r.get("result")} for r in ranked[:n]]

@@ -1,0 +1,184 @@
+"""``run_batch``: tasks -> plan (resume) -> jobs -> an executor -> results.jsonl + summary.json."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from greenloop.batch import results, workspace
+from greenloop.batch.progress import Progress, make_progress
+from greenloop.batch.tasks import Task, load_tasks
+from greenloop.batch.worker import Job, Outcome
+from greenloop.errors import FatalError
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchResult:
+    out: Path
+    total: int
+    ran: tuple[dict[str, Any], ...]
+    """The rows written by this run, in the order the tasks finished."""
+    skipped: tuple[str, ...]
+    changed: tuple[str, ...]
+    summary: dict[str, Any]
+    interrupted: bool
+
+    @property
+    def exit_code(self) -> int:
+        """0 every task succeeded, 1 any did not, 130 interrupted."""
+        if self.interrupted:
+            return 130
+        latest = self.summary.get("by_result", {})
+        return 0 if latest.get("success", 0) == self.total else 1
+
+
+def default_workers() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def run_batch(
+    tasks: Sequence[Task] | Path | str,
+    *,
+    out: Path | str,
+    agent: str | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+    ray_address: str | None = None,
+    cpus_per_task: float = 1.0,
+    max_parallel_agents: int = 0,
+    redo: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> BatchResult:
+    """Run every task of TASKS (a path or parsed tasks) and return the aggregate (library API)."""
+    if executor not in EXECUTORS:
+        raise FatalError(f"unknown executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    task_list = load_tasks(Path(tasks)) if isinstance(tasks, str | Path) else tuple(tasks)
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    with _driver_lock(out):
+        plan = results.plan_run(task_list, results.read_rows(out), redo=redo)
+        jobs = _jobs(plan.todo, out, agent, overrides or {}, max_parallel_agents, executor)
+        show = progress or make_progress(total=len(task_list), done=len(plan.done))
+        for line in plan.changed:
+            show.note(line)
+        ran: list[dict[str, Any]] = []
+
+        def deliver(outcome: Outcome, record_dir: Path | None) -> None:
+            row = _store(out, outcome, record_dir)
+            results.append_row(out, row)
+            ran.append(row)
+            show.finished(row)
+
+        with show:
+            interrupted = _execute(
+                executor, jobs, out, deliver, show, workers or default_workers(),
+                ray_address, cpus_per_task, max_parallel_agents,
+            )  # fmt: skip
+        summary = results.summarize(task_list, results.read_rows(out))
+        results.write_summary(out, summary)
+    return BatchResult(
+        out=out,
+        total=len(task_list),
+        ran=tuple(ran),
+        skipped=plan.done,
+        changed=plan.changed,
+        summary=summary,
+        interrupted=interrupted,
+    )
+
+
+def _jobs(
+    todo: Sequence[Task],
+    out: Path,
+    agent: str | None,
+    overrides: Mapping[str, Any],
+    max_parallel_agents: int,
+    executor: str,
+) -> list[Job]:
+    given = tuple((k, v) for k, v in overrides.items() if v is not None)
+    return [
+        Job(
+            task=task,
+            agent=agent,
+            overrides=given,
+            work_root=str(out / "work"),
+            aside_root=str(out / "aside" / "work"),
+            slots_dir=str(out / "state" / "agent-slots"),
+            max_parallel_agents=max_parallel_agents,
+            executor=executor,
+        )
+        for task in todo
+    ]
+
+
+def _execute(
+    executor: str,
+    jobs: list[Job],
+    out: Path,
+    deliver: Any,
+    show: Progress,
+    workers: int,
+    ray_address: str | None,
+    cpus_per_task: float,
+    max_parallel_agents: int,
+) -> bool:
+    if not jobs:
+        return False
+    if executor == "ray":
+        from greenloop.batch.executors.ray import run_ray
+
+        return run_ray(
+            jobs,
+            address=ray_address,
+            workers=workers,
+            cpus_per_task=cpus_per_task,
+            max_parallel_agents=max_parallel_agents,
+            state_dir=out / "state",
+            deliver=deliver,
+            started=show.started,
+        )
+    from greenloop.batch.executors.local import run_local
+
+    return run_local(
+        jobs, workers=workers, state_dir=out / "state", deliver=deliver, started=show.started
+    )
+
+
+def _store(out: Path, outcome: Outcome, record_dir: Path | None) -> dict[str, Any]:
+    """Put the task's run record under ``DIR/records/<id>/`` (an older one is set aside)."""
+    row = dict(outcome.row)
+    target = out / "records" / str(row["id"])
+    workspace.set_aside(target, out / "aside" / "records")
+    if record_dir is not None and record_dir.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(record_dir, target)
+    elif outcome.record:
+        for rel, blob in outcome.record.items():
+            path = target / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)
+    row["record"] = str(target) if target.is_dir() else ""
+    return row
+
+
+@contextmanager
+def _driver_lock(out: Path) -> Iterator[None]:
+    """One driver per DIR; the kernel frees the lock when a killed driver's process ends."""
+    fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FatalError(f"another greenloop batch is running on {out}") from None
+        yield
+    finally:
+        os.close(fd)

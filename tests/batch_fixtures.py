@@ -1,0 +1,100 @@
+"""Three real repositories and eight tasks with known outcomes, shared by the batch tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST_CALC = (
+    "from calc import add\n\n\n"
+    "def test_add():\n"
+    "    r = add(2, 3)\n"
+    "    assert r == 5, f'add(2, 3) returned {r}'\n\n\n"
+    "if __name__ == '__main__':\n"
+    "    test_add()\n"
+)
+VERIFY = f"{sys.executable} -B test_calc.py"
+FIX = "sed -i 's/a - b/a + b/' calc.py"
+# Iteration 1 changes the failure; iteration 2 waits on its first run (the test kills there).
+SLOW = (
+    "case $GREENLOOP_ITERATION in 1) sed -i 's/a - b/a * b/' calc.py;; "
+    "*) [ -e {marker} ] || {{ touch {marker}; sleep 120; }}; sed -i 's/a [*] b/a + b/' calc.py;; esac"
+)
+EXPECTED = {
+    "fix-a": "success",
+    "fix-b-url": "success",
+    "fix-c-tag": "success",
+    "argv-a": "success",
+    "stall-c": "stalled",
+    "env-a": "env_failure",
+    "cheat-b": "suspicious_pass",
+    "slow-c": "success",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_calc_repo(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "calc.py").write_text(CALC)
+    (root / "test_calc.py").write_text(TEST_CALC)
+    (root / ".gitignore").write_text("__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    return root
+
+
+def fingerprint(root: Path) -> tuple[str, str, str]:
+    """HEAD, every ref and the status: what 'the source repository is untouched' compares."""
+    return (
+        git(root, "rev-parse", "HEAD"),
+        git(root, "for-each-ref"),
+        git(root, "status", "--porcelain", "--ignored"),
+    )
+
+
+def write_tasks(tmp: Path, marker: Path) -> tuple[Path, list[Path]]:
+    a, b, c = (make_calc_repo(tmp / "src" / name) for name in ("a", "b", "c"))
+    git(c, "tag", "v1")
+    (c / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(c, "commit", "-qam", "fixed after v1")  # HEAD is green; the task pins the red tag
+    rows = [
+        {
+            "id": "slow-c",
+            "repo": "src/c",
+            "ref": "v1",
+            "verifier": VERIFY,
+            "agent": SLOW.format(marker=marker),
+            "max_iters": 3,
+        },
+        {"id": "fix-a", "repo": "src/a", "verifier": VERIFY, "agent": FIX},
+        {"id": "fix-b-url", "repo": b.as_uri(), "verifier": VERIFY, "agent": FIX},
+        {"id": "fix-c-tag", "repo": str(c), "ref": "v1", "verifier": VERIFY, "agent": FIX},
+        {"id": "argv-a", "repo": "src/a", "verifier": [sys.executable, "-B", "test_calc.py"]},
+        {"id": "stall-c", "repo": "src/c", "ref": "v1", "verifier": VERIFY, "agent": "true"},
+        {"id": "env-a", "repo": "src/a", "setup": "echo no compiler >&2; exit 3", "agent": FIX},
+        {
+            "id": "cheat-b",
+            "repo": b.as_uri(),
+            "verifier": VERIFY,
+            "agent": "sed -i 's/assert r == 5/assert r == r/' test_calc.py",
+        },
+    ]
+    tasks = tmp / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tasks, [a, b, c]
+
+
+def latest_results(out: Path) -> dict[str, str]:
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {r["id"]: r["result"] for r in rows}

@@ -234,7 +234,7 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="watch the loop fix a bundled buggy project (scripted model, offline, no key)",
         description="Copies a small project with two bugs into a temporary git repository and "
         "runs the real loop with the built-in agent against a scripted model server on "
-        "127.0.0.1. Needs pytest and the [llm] extra. Exit code: the loop's (0 on success).",
+        "127.0.0.1. Needs the [demo] extra (pytest and openai). Exit code: the loop's (0 on success).",
     )
     p.add_argument(
         "--keep", action="store_true", help="keep the demo repository and print its path"

@@ -54,7 +54,7 @@ def test_batch_ray_retries_a_task_whose_worker_was_killed_mid_task(
 ) -> None:
     repo = make_calc_repo(tmp_path / "r")
     pids = tmp_path / "pids"
-    agent = f"[ -e {pids} ] || {{ echo $PPID $$ > {pids}; sleep 120; }}; {FIX}"
+    agent = f"[ -e {pids} ] || {{ echo $PPID $$ > {pids}.tmp; mv {pids}.tmp {pids}; sleep 120; }}; {FIX}"
     tasks = tmp_path / "tasks.jsonl"
     line = {"id": "victim", "repo": str(repo), "verifier": "python3 -B test_calc.py"}
     tasks.write_text(json.dumps({**line, "agent": agent}) + "\n")
@@ -64,7 +64,7 @@ def test_batch_ray_retries_a_task_whose_worker_was_killed_mid_task(
     )
     runner.start()
     deadline = time.monotonic() + 120
-    while not pids.exists() or not pids.read_text().strip():
+    while not pids.exists():
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.1)
     worker, agent_group = (int(p) for p in pids.read_text().split())

@@ -5,20 +5,23 @@ Imports of anything heavy stay inside the handlers: the Stop hook runs us on eve
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, cast
 
 from greenloop import __version__
+from greenloop.cli_help import cached_help, help_request, render_with
 from greenloop.errors import FatalError, NotStarted
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
-Handler = Callable[[argparse.Namespace], int]
+TYPE_CHECKING = False  # not typing's: importing typing alone costs a tenth of Python's start-up
+if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for --version or --help
+    import argparse
+    from collections.abc import Callable, Sequence
+
+    Handler = Callable[[argparse.Namespace], int]
 COMMAND_HELP = (
     "-- CMD ...: the verifier command, instead of the detected or configured stages "
     "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
@@ -30,8 +33,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list == ["--version"]:  # answered before argparse builds help formatters
         print(f"greenloop {__version__}")
         return 0
-    parser = build_parser()
-    args = parser.parse_args(_split_command(args_list, parser))
+    if help_request(args_list):  # rendered once, then as fast as --version (issue 16)
+        text = cached_help(args_list, lambda: render_with(build_parser().parse_args, args_list))
+        if text:
+            sys.stdout.write(text)
+            return 0
+    args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(_split_command(args_list, parser))
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return EXIT_USAGE
     if args.verbose:
         import logging
 
@@ -39,9 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=level, format="greenloop: %(message)s")
     if not os.path.isdir(args.repo):
         print(f"greenloop: -C {args.repo}: no such directory", file=sys.stderr)
-        return EXIT_USAGE
-    if not getattr(args, "handler", None):
-        parser.print_help()
         return EXIT_USAGE
     try:
         code: int = args.handler(args)
@@ -57,6 +67,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception:
         return _crash()
+
+
+def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
+    """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
+        return None
+    import argparse
+
+    handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
+    return argparse.Namespace(
+        repo=".", verbose=0, command=[], handler=handler, event="claude-stop", cache=not argv[2:]
+    )
 
 
 def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -86,45 +108,10 @@ def _crash() -> int:
     return EXIT_INTERNAL
 
 
-class _Parser(argparse.ArgumentParser):
-    """No abbreviations (``--max-iter`` is not ``--max-iters``); a mistake gets this command's
-    usage and the closest valid name."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
-        if extras and self.prog != "greenloop":  # a subcommand: report it here, with its usage
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
-        return parsed, extras
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        hint = _did_you_mean(message, self)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{hint}\n")
-
-
-def _did_you_mean(message: str, parser: argparse.ArgumentParser) -> str:
-    import difflib
-    import re
-
-    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
-    if choice:
-        wrong, names = choice[1], [n.strip(" '") for n in choice[2].split(",")]
-    elif message.startswith("unrecognized arguments: "):
-        wrong = message.split(": ", 1)[1].split(maxsplit=1)[0]
-        names = [o for a in parser._actions for o in a.option_strings]
-    else:
-        return ""
-    close = difflib.get_close_matches(wrong.split("=", 1)[0], names, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    from greenloop.cli_parser import Parser
+
+    parser = Parser(
         prog="greenloop",
         description="Wrap any code-editing agent in a bounded, honest verify -> fix loop.",
     )
@@ -132,10 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics")
     parser.set_defaults(command=[], handler=None)
-    sub = cast(
-        "argparse._SubParsersAction[argparse.ArgumentParser]",
-        parser.add_subparsers(title="commands", metavar="COMMAND"),
-    )
+    sub: argparse._SubParsersAction[argparse.ArgumentParser]
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")  # type: ignore[assignment]
     for add in (
         _add_check,
         _add_detect,
@@ -179,10 +164,11 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
     p.add_argument(
         "--cache",
-        action=argparse.BooleanOptionalAction,
+        action="store_true",
         default=False,
         help="reuse a green run of this exact tree from the last cache_ttl seconds",
     )
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 

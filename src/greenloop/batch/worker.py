@@ -177,6 +177,13 @@ def _outcome(
     return Outcome(row=full, record=record)
 
 
+def error_outcome(job: Job, reason: str) -> Outcome:
+    """The row of a task that produced no outcome of its own (its worker died, or raised)."""
+    row = {"id": job.task.id, "result": "error", "reason": reason, "iterations": 0}
+    row |= {"attempt": job.attempt, "executor": job.executor, "line": job.task.line}
+    return Outcome(row={**row, "task_fingerprint": job.task.fingerprint})
+
+
 # -- the local pool's process entry point -------------------------------------------------------
 
 

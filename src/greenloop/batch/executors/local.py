@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.batch.executors import Deliver, Started
-from greenloop.batch.worker import Job, Outcome, job_to_json, read_stage
+from greenloop.batch.worker import Job, error_outcome, job_to_json, read_stage
 
 POLL_S = 0.05
 _launches = itertools.count(1)
@@ -80,17 +80,7 @@ def _collect(item: Running, deliver: Deliver) -> Job | None:
     died = f"the worker process died (exit {item.proc.returncode})"
     if item.job.attempt < 2:
         return replace(item.job, attempt=item.job.attempt + 1)
-    row = {
-        "id": item.job.task.id,
-        "result": "error",
-        "reason": f"{died}, twice",
-        "iterations": 0,
-        "attempt": item.job.attempt,
-        "executor": item.job.executor,
-        "line": item.job.task.line,
-        "task_fingerprint": item.job.task.fingerprint,
-    }
-    deliver(Outcome(row=row), None)
+    deliver(error_outcome(item.job, f"{died}, twice"), None)
     return None
 
 

@@ -217,7 +217,8 @@ def main_runs(args: argparse.Namespace) -> int:
 def _result_label(run: RunSummary, lock: Any) -> str:
     """A run that never wrote its finish event was killed (kill -9, power loss): only it needs
     ``greenloop recover``; a Ctrl-C'd run finished cleanly as ``interrupted``."""
-    if finished(run.path):
+    report = _read_json(run.path / REPORT)
+    if finished(run.path) or (report is not None and report.get("reason") != "in progress"):
         return run.result or "(no report)"
     if lock is not None and lock.run_id == run.run_id:
         from greenloop import checkpoints

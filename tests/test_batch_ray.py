@@ -20,7 +20,14 @@ from greenloop.batch.run import BatchResult, run_batch
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    # "local": a new cluster of our own, never one that `ray start` left running on this machine
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="WARNING",
+    )
     yield
     ray.shutdown()
 
@@ -42,6 +49,7 @@ def test_batch_ray_gives_the_same_results_as_local_on_the_same_tasks(
     assert {str(r["id"]): r["result"] for r in result.ran} == EXPECTED
     assert {r["executor"] for r in result.ran} == {"ray"}
     assert result.exit_code == 1
+    assert all(float(r["agent_slot_wait_s"]) >= 0 for r in result.ran if r["iterations"])
     for task_id in ("fix-a", "fix-b-url", "slow-c"):  # shipped back with the result
         report = json.loads((out / "records" / task_id / "report.json").read_text())
         assert report["result"] == "success"

@@ -41,9 +41,9 @@ def run_local(
     try:
         while pending or running:
             while pending and len(running) < workers:
-                job = pending.popleft()
-                running.append(_launch(job, state_dir))
-                started(job)
+                item = _launch(pending.popleft(), state_dir)
+                running.append(item)
+                started(item.job, item.stage)
             time.sleep(POLL_S)
             for item in [r for r in running if r.proc.poll() is not None]:
                 running.remove(item)

@@ -93,7 +93,7 @@ def run_ray(
         bundles = _bundles(ray, jobs, state_dir / "bundles")
 
         def submit(job: Job) -> Any:
-            started(job)
+            started(job, None)
             return remote.remote(job, bundles.get(job.task.repo), slots)
 
         return _stream(ray, {submit(job): job for job in jobs}, submit, deliver)
@@ -115,6 +115,7 @@ def _init(ray: Any, address: str | None, cpus: float) -> None:
         ray.init(address=address, log_to_driver=False, logging_level="WARNING")
     else:
         ray.init(
+            address="local",  # our own cluster, never one `ray start` left on this machine
             num_cpus=max(1, round(cpus)),
             include_dashboard=False,
             log_to_driver=False,

@@ -80,7 +80,7 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     if spec is not None:
         mutation = mutation_for(project, spec)
         commit_mutation(root, mutation.file, mutation.line, mutation.after)
-    env = runner_env(project)
+    env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
     cwd = root / runner.cwd
     done = run(runner.argv, cwd, env, runner.timeout)
     facts = TRUTHS[runner.truth](project, runner, done, mutation)

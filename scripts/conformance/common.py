@@ -94,6 +94,10 @@ class Runner:
     timeout: float = 600.0
     cwd: str = "."
     mutations: tuple[MutationSpec, ...] = ()
+    truth_argv: tuple[str, ...] | str | None = None
+    """The second run, when it is not ``argv`` plus reporter flags (``{report}``: a file path)."""
+    unset_env: tuple[str, ...] = ()
+    """Forced variables this project's tests need absent (kleur expects colour by default)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,7 +146,13 @@ def _runner(data: dict[str, Any]) -> Runner:
         timeout=float(data.get("timeout", 600)),
         cwd=data.get("cwd", "."),
         mutations=mutations,
+        truth_argv=_argv_or_none(data.get("truth_argv")),
+        unset_env=tuple(data.get("unset_env", ())),
     )
+
+
+def _argv_or_none(value: Any) -> tuple[str, ...] | str | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
 
 
 def load_projects(only: set[str] | None = None) -> list[Project]:

@@ -364,11 +364,13 @@ def append_step_summary(markdown: str, path: str | None) -> bool:
     """Append to the file GitHub Actions names in $GITHUB_STEP_SUMMARY (None: not in Actions)."""
     import logging
 
+    from greenloop.redact import redact
+
     if not path:
         return False
     try:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(markdown)
+            f.write(redact(markdown))
     except OSError as exc:
         logging.getLogger(__name__).warning("cannot write $GITHUB_STEP_SUMMARY %s: %s", path, exc)
         return False

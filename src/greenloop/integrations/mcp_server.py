@@ -50,20 +50,28 @@ def build_server(server_class: Any, root: Path, *, use_cache: bool = True) -> An
         command) and return verdict, exit_code, counts, failures and the digest to act on.
         A green run of this exact tree from the last minutes is reused (`reused` says when)."""
         work = partial(verify_json, root, command, all_stages, use_cache=use_cache)
-        return await anyio.to_thread.run_sync(work)
+        return _redacted(await anyio.to_thread.run_sync(work))
 
     async def detect() -> dict[str, Any]:
         """The verifier stages greenloop would run here, fastest first, and why each was chosen."""
-        return await anyio.to_thread.run_sync(partial(detect_json, root))
+        return _redacted(await anyio.to_thread.run_sync(partial(detect_json, root)))
 
     async def last_report(run_id: str = "last") -> dict[str, Any]:
         """The record of the latest (or the given) `greenloop run` in this repository."""
-        return await anyio.to_thread.run_sync(partial(last_report_json, root, run_id))
+        return _redacted(await anyio.to_thread.run_sync(partial(last_report_json, root, run_id)))
 
     server = server_class("greenloop", instructions=INSTRUCTIONS)
     for tool in (verify, detect, last_report):
         server.add_tool(tool)
     return server
+
+
+def _redacted(data: dict[str, Any]) -> dict[str, Any]:
+    """Replies go out through the MCP library's own stdout writer: redacted here, like all output."""
+    from greenloop.redact import redact_data
+
+    reply: dict[str, Any] = redact_data(data)
+    return reply
 
 
 def verify_json(

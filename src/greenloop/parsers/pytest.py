@@ -41,7 +41,10 @@ SECTIONS = (
 HEAD = 4_000_000
 TAIL = 1_000_000
 _HEADER = re.compile(r"^_+ (?P<title>[^\n]+?) _+[ \t]*$", re.MULTILINE)
-_ENTRY = re.compile(r"^(?P<cat>FAILED|ERROR) (?P<id>[^\n]+?)(?: - (?P<msg>[^\n]*))?[ \t]*$", re.M)
+# Linear: the id ends on a non-space and the message is greedy, so no run of spaces is rescanned.
+_ENTRY = re.compile(
+    r"^(?P<cat>FAILED|ERROR) (?P<id>[^\n]*?\S)(?: - (?P<msg>[^\n]*))?[^\S\n]*$", re.M
+)
 _VERBOSE = re.compile(
     r"^(?:\[gw\d+\] \[ *\d+%\] (?P<cat1>FAILED|ERROR) (?P<id1>\S+::[^\n]+?)"
     r"|(?P<id2>\S+::[^\n]+?) (?P<cat2>FAILED|ERROR)(?: +\[ *\d+%\])?)[ \t]*$",
@@ -158,7 +161,8 @@ def _find_rule(text: str, name: str) -> tuple[int, int] | None:
 
 def _entries(summary: str, text: str) -> list[_Entry]:
     found = [
-        _Entry(category=m["cat"], id=m["id"], text=m["msg"] or "") for m in _ENTRY.finditer(summary)
+        _Entry(category=m["cat"], id=m["id"], text=(m["msg"] or "").rstrip())
+        for m in _ENTRY.finditer(summary)
     ]
     if found:
         return found[:MAX_FAILURES]

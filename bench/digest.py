@@ -14,6 +14,9 @@ middle; first 128 + last 128 lines; each then cut to the budget.
 
 Also: parse + digest of a 50 MB pytest log (a real failure section repeated).
 
+Then the conformance corpus (tests/resources/real/) per runner, and the real-Python table with
+pytest-receptor: bench/digest_real.py.
+
 Run: /tmp/glvenv/bin/python bench/digest.py [--misses bench/digest/misses.md]
 """
 
@@ -173,6 +176,11 @@ def process_result(case: Case) -> ProcessResult:
 
 
 def greenloop_digest(case: Case) -> str:
+    return greenloop_check(case)[1]
+
+
+def greenloop_check(case: Case) -> tuple[str, str]:
+    """(verdict, digest text) as ``greenloop check`` gives them."""
     result = process_result(case)
     argv = case.data["argv"]
     stage = Stage(
@@ -192,6 +200,8 @@ def greenloop_digest(case: Case) -> str:
         )
     )
     modules = repo_modules(Path(root)) if Path(root).is_dir() else frozenset()
+    if "repo_modules" in case.data:  # the conformance corpus records what the checkout had
+        modules = frozenset(case.data["repo_modules"])
     classification = classify(result, parsed, command=stage.display, repo_modules=modules)
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=classification)
     check = CheckResult(
@@ -200,7 +210,7 @@ def greenloop_digest(case: Case) -> str:
         verdict=classification.verdict,
         duration_s=result.duration_s,
     )
-    return build_digest(check, root=root, budget=BUDGET).text
+    return classification.verdict.value, build_digest(check, root=root, budget=BUDGET).text
 
 
 # ---- scoring ----
@@ -362,6 +372,10 @@ def main() -> None:
         and better
         and big_s <= GOAL_50MB_S
     )
+    import digest_real  # the conformance corpus per runner (issues 10, 11)
+
+    digest_real.report()
+
     print()
     print(HEADER)
     print(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from batch_fixtures import EXPECTED, FIX, fingerprint, git, make_calc_repo, write_tasks
-from greenloop.batch.run import run_batch
+from greenloop import run_batch
 from greenloop.batch.tasks import parse_tasks
 from greenloop.errors import FatalError
 
@@ -173,3 +173,27 @@ def test_batch_cli_parser_imports_neither_ray_nor_the_batch_runner() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['greenloop.batch.cli']"
+
+
+def test_batch_local_retries_a_task_whose_worker_process_was_killed(tmp_path: Path) -> None:
+    repo = make_calc_repo(tmp_path / "r")
+    pids = tmp_path / "pids"
+    agent = f"[ -e {pids} ] || {{ echo $PPID $$ > {pids}.tmp; mv {pids}.tmp {pids}; sleep 120; }}; {FIX}"
+    tasks = tmp_path / "tasks.jsonl"
+    line = {
+        "id": "victim",
+        "repo": str(repo),
+        "verifier": "python3 -B test_calc.py",
+        "agent": agent,
+    }
+    tasks.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "out"
+    driver = subprocess.Popen(_batch(tasks, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for(pids.exists, "the agent to start")
+    worker, agent_group = (int(p) for p in pids.read_text().split())
+    os.kill(worker, signal.SIGKILL)
+    os.killpg(agent_group, signal.SIGKILL)
+
+    assert driver.wait(timeout=TIMEOUT_S) == 0
+    assert [(r["result"], r["attempt"]) for r in _rows(out)] == [("success", 2)]
+    assert (out / "aside" / "work" / "victim.1").is_dir()

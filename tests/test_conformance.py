@@ -34,7 +34,18 @@ BUDGET = 2000
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {}
+_GO_QUIET = (
+    "go.py: a quiet `go test ./...` (ok lines, no -v) counts 0 ran -> UNTRUSTED (FINDINGS-js.md)"
+)
+_GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
+KNOWN_WRONG: dict[str, str] = {
+    "go-test/btree-0": _GO_QUIET,
+    "go-test/go-humanize-0": _GO_QUIET,
+    "go-test/httprouter-0": _GO_QUIET,
+    "go-test/xxhash-0": _GO_QUIET,
+    "go-test/xxhash-1": _GO_PARENT,
+    "go-test/xxhash-2": _GO_PARENT,
+}
 
 
 def case_id(path: Path) -> str:
@@ -66,7 +77,7 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
     )  # fmt: skip
     stage = Stage(name="verify", command=argv, why="conformance")
     verdict = classify(
-        result, parsed, command=stage.display, repo_modules=frozenset(data["repo_modules"])
+        result, parsed, command=stage.display, repo_modules=frozenset(data.get("repo_modules", ()))
     )
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)
     checked = CheckResult(
@@ -107,7 +118,18 @@ def mismatches(data: dict[str, Any]) -> list[str]:
         wrong.append(f"frame {frame!r} not in the digest")
     if got["digest_tokens"] > BUDGET:
         wrong.append(f"digest of {got['digest_tokens']} tokens, over the {BUDGET} budget")
+    wrong += phantoms(got["failures"], ids)
     return wrong + count_mismatches(facts.get("counts"), got["counts"])
+
+
+def phantoms(failures: list[dict[str, Any]], truth: list[str]) -> list[str]:
+    """Failing tests greenloop reports that the runner did not fail (Go's ``t.Log`` lines, issue 10)."""
+    extra = [
+        f["id"]
+        for f in failures
+        if f["kind"] == "test" and not any(f["id"] in t or t in f["id"] for t in truth)
+    ]
+    return [f"{len(extra)} phantom failing test(s): {extra[:3]}"] if extra else []
 
 
 def count_mismatches(expected: dict[str, int] | None, counts: dict[str, Any]) -> list[str]:

@@ -22,11 +22,30 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mutate
 from common import (
-    Case, Mutation, MutationSpec, Project, Runner, Truth, checkout, clear_cases, commit_mutation,
-    install, load_projects, repo_modules, run, runner_env, tool_version, write_case,
+    REAL,
+    Case,
+    Mutation,
+    MutationSpec,
+    Peer,
+    Project,
+    Runner,
+    Truth,
+    checkout,
+    clear_cases,
+    commit_mutation,
+    install,
+    load_projects,
+    read_case,
+    repo_modules,
+    run,
+    runner_env,
+    tool_version,
+    write_case,
+    write_json,
 )  # fmt: skip
 
 TRUTHS: dict[str, Truth] = {}
+PEERS: dict[str, dict[str, Peer]] = {}
 
 
 def register_ecosystems() -> None:
@@ -34,12 +53,14 @@ def register_ecosystems() -> None:
     import python
 
     TRUTHS.update(python.TRUTHS)
+    PEERS.update(python.PEERS)
     for name in ("node", "native"):  # corpus-js's modules, when present
         try:
             module = __import__(name)
         except ModuleNotFoundError:
             continue
         TRUTHS.update(module.TRUTHS)
+        PEERS.update(getattr(module, "PEERS", {}))
 
 
 def mutation_for(project: Project, spec: MutationSpec) -> Mutation:
@@ -59,7 +80,7 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     if spec is not None:
         mutation = mutation_for(project, spec)
         commit_mutation(root, mutation.file, mutation.line, mutation.after)
-    env = runner_env(project)
+    env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
     cwd = root / runner.cwd
     done = run(runner.argv, cwd, env, runner.timeout)
     facts = TRUTHS[runner.truth](project, runner, done, mutation)
@@ -88,11 +109,34 @@ def capture_runner(project: Project, runner: Runner) -> None:
     checkout(project)
 
 
+def capture_peers(project: Project, runner: Runner) -> None:
+    """Re-create each existing case's mutant and add the peers' outputs (``peers`` in case.json)."""
+    peers = PEERS.get(runner.runner, {})
+    if not peers:
+        return
+    install(project)
+    for where in sorted(REAL.glob(f"{runner.runner}/{project.name}-*/case.json")):
+        data = read_case(where)
+        root = checkout(project)
+        m = data["mutation"]
+        if m:
+            commit_mutation(root, m["file"], m["line"], m["after"])
+        data["peers"] = {name: peer(project, runner) for name, peer in peers.items()}
+        write_json(where, data)
+        codes = {name: p["exit_code"] for name, p in data["peers"].items()}
+        print(f"[{runner.runner}] {where.parent.name}: peers {codes}", flush=True)
+    checkout(project)
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--project", action="append", default=[], help="only this project (repeatable)")
     ap.add_argument("--runner", action="append", default=[], help="only this runner (repeatable)")
     ap.add_argument("--list", action="store_true", help="list projects, runners and mutations")
+    ap.add_argument("--peers", action="store_true", help="also capture peers (pytest-receptor)")
+    ap.add_argument("--peers-only", action="store_true", help="only add peers to existing cases")
     args = ap.parse_args()
     register_ecosystems()
     failed = 0
@@ -102,13 +146,21 @@ def main() -> int:
                 continue
             if args.list:
                 kinds = ", ".join(m.kind for m in runner.mutations)
-                print(f"{project.name} ({project.repo}@{project.commit[:10]}) {runner.runner}: {kinds}")
+                print(
+                    f"{project.name} ({project.repo}@{project.commit[:10]}) {runner.runner}: {kinds}"
+                )
                 continue
             try:
-                capture_runner(project, runner)
+                if not args.peers_only:
+                    capture_runner(project, runner)
+                if args.peers or args.peers_only:
+                    capture_peers(project, runner)
             except Exception as exc:  # one broken project never stops the others
                 failed += 1
-                print(f"[error] {project.name}/{runner.runner}: {type(exc).__name__}: {exc}", flush=True)
+                print(
+                    f"[error] {project.name}/{runner.runner}: {type(exc).__name__}: {exc}",
+                    flush=True,
+                )
     return 1 if failed else 0
 
 

@@ -13,6 +13,7 @@ Layout:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -93,6 +94,10 @@ class Runner:
     timeout: float = 600.0
     cwd: str = "."
     mutations: tuple[MutationSpec, ...] = ()
+    truth_argv: tuple[str, ...] | str | None = None
+    """The second run, when it is not ``argv`` plus reporter flags (``{report}``: a file path)."""
+    unset_env: tuple[str, ...] = ()
+    """Forced variables this project's tests need absent (kleur expects colour by default)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,7 +146,13 @@ def _runner(data: dict[str, Any]) -> Runner:
         timeout=float(data.get("timeout", 600)),
         cwd=data.get("cwd", "."),
         mutations=mutations,
+        truth_argv=_argv_or_none(data.get("truth_argv")),
+        unset_env=tuple(data.get("unset_env", ())),
     )
+
+
+def _argv_or_none(value: Any) -> tuple[str, ...] | str | None:
+    return value if value is None or isinstance(value, str) else tuple(value)
 
 
 def load_projects(only: set[str] | None = None) -> list[Project]:
@@ -154,7 +165,9 @@ def load_projects(only: set[str] | None = None) -> list[Project]:
 
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV}
-    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} in {root}: {done.stderr.strip()}")
     return done.stdout
@@ -170,8 +183,7 @@ def checkout(project: Project) -> Path:
         root.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True)
     git(root, "checkout", "-q", "-B", "corpus", project.commit)
-    git(root, "reset", "-q", "--hard", project.commit)
-    git(root, "clean", "-qfdx", "-e", ".glreal-*")
+    git(root, "reset", "-q", "--hard", project.commit)  # no `git clean`: installs generate files
     return root
 
 
@@ -182,7 +194,9 @@ def install(project: Project) -> None:
         return
     for step in project.install:
         cmd = expand(step, project)
-        done = subprocess.run(["sh", "-c", cmd], cwd=project.root, capture_output=True, text=True)
+        done = subprocess.run(
+            ["sh", "-c", cmd], cwd=project.root, capture_output=True, text=True, check=False
+        )
         if done.returncode != 0:
             raise RuntimeError(f"install step failed: {cmd}\n{(done.stdout + done.stderr)[-2000:]}")
     marker.write_text("\n".join(project.install) + "\n", encoding="utf-8")
@@ -201,7 +215,8 @@ def commit_mutation(root: Path, rel: str, line: int, after: str) -> None:
     ending = "\n" if lines[line - 1].endswith("\n") else ""
     lines[line - 1] = after + ending
     path.write_text("".join(lines), encoding="utf-8")
-    git(root, "commit", "-q", "-am", "Refactor")
+    # the project's own hooks (husky, lint-staged) must not run on, or refuse, a corpus commit
+    git(root, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "Refactor")
 
 
 # ---- running ----
@@ -226,9 +241,7 @@ def runner_env(project: Project, extra: dict[str, str] | None = None) -> dict[st
     return env
 
 
-def run(
-    argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float
-) -> Run:
+def run(argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float) -> Run:
     """Run with stdin closed, pipes (no TTY), a new session killed as a group on timeout."""
     shell = isinstance(argv, str)
     proc = subprocess.Popen(
@@ -247,10 +260,8 @@ def run(
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         out, err = proc.communicate()
     return Run(
         argv=argv,
@@ -296,6 +307,8 @@ class Facts:
 
 
 Truth = Callable[[Project, Runner, Run, "Mutation | None"], Facts]
+Peer = Callable[[Project, Runner], dict[str, Any]]
+"""Another tool's output for the same checkout (e.g. pytest-receptor), kept under ``peers``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -372,11 +385,19 @@ def write_case(case: Case, date: str | None = None) -> Path:
         "ground_truth": ground_truth,
     }
     case.dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    (case.dir / "case.json").write_text(text, encoding="utf-8")
+    write_json(case.dir / "case.json", record)
     sep = "" if (not out or out.endswith("\n")) else "\n"
     (case.dir / "case.txt").write_text(out + sep + err, encoding="utf-8")
     return case.dir
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_case(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def clear_cases(project: Project, runner: Runner) -> None:

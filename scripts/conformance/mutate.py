@@ -22,6 +22,8 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import clike
+
 FLIP = {
     "==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">",
     "in": "not in", "not in": "in", "is": "is not", "is not": "is",
@@ -150,7 +152,9 @@ def eq_none(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
     for edit in comparison(tree, lines):
         if " is None" in edit.before or " is not None" in edit.before:
             fixed = edit.before.replace(" is not None", " != None", 1)
-            yield Edit(line=edit.line, before=edit.before, after=fixed.replace(" is None", " == None", 1))
+            yield Edit(
+                line=edit.line, before=edit.before, after=fixed.replace(" is None", " == None", 1)
+            )
 
 
 KINDS: dict[str, Callable[[ast.AST, list[str]], Iterator[Edit]]] = {
@@ -176,8 +180,9 @@ def sites(source: str, kind: str) -> list[Edit]:
 
 
 def choose(source: str, kind: str, *, name: str, seed: int, line: int | None = None) -> Edit:
-    """The seed's pick among the sites (on ``line`` when given)."""
-    found = [e for e in sites(source, kind) if line is None or e.line == line]
+    """The seed's pick among the sites (on ``line`` when given); JS/TS, Go, Rust: clike.py."""
+    every = clike.sites(source, kind, name=name) if clike.handles(name) else sites(source, kind)
+    found = [e for e in every if line is None or e.line == line]
     if not found:
         where = f" on line {line}" if line else ""
         raise ValueError(f"no {kind} site in {name}{where}")

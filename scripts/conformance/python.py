@@ -7,12 +7,15 @@ greenloop's parsers. The verdict class comes from the runner's exit code and tha
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from common import Facts, Mutation, Project, Run, Runner, run, runner_env
+from common import Facts, Mutation, Project, Run, Runner, cap, install, run, runner_env
 
 MESSAGE_MAX = 120
 UNITTEST_TRUTH = Path(__file__).resolve().parent / "unittest_truth.py"
@@ -28,8 +31,8 @@ def frame_of(project: Project, runner: Runner, mutation: Mutation | None) -> str
     """The mutated ``file:line``, relative to the directory the runner ran in."""
     if mutation is None:
         return None
-    path = (project.root / mutation.file).relative_to(project.root / runner.cwd)
-    return f"{path.as_posix()}:{mutation.line}"
+    path = os.path.relpath(project.root / mutation.file, project.root / runner.cwd)
+    return f"{path}:{mutation.line}"
 
 
 def short(message: str) -> str:
@@ -45,7 +48,10 @@ def crash_line(text: str) -> tuple[str | None, str | None]:
     """(type, message) from pytest's last ``E   Type: message`` line of a JUnit failure body."""
     found: tuple[str | None, str | None] = (None, None)
     for line in text.splitlines():
-        m = re.match(r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$", line)
+        m = re.match(
+            r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$",
+            line,
+        )
         if m:
             found = (m.group(1).rsplit(".", 1)[-1], m.group(2))
     return found
@@ -62,7 +68,9 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         again = run(argv, cwd, runner_env(project), runner.timeout)
         suite = _suite(xml)
     cmd = argv if isinstance(argv, str) else " ".join(argv)
-    how = f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
+    how = (
+        f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
+    )
     if done.timed_out or done.exit_code < 0 or suite is None:
         return Facts(verdict=_no_report_verdict(done), ground_truth=how)
     failing = _failing(suite, cwd)
@@ -96,14 +104,12 @@ def _suite(xml: Path) -> ET.Element | None:
 
 
 def _counts(suite: ET.Element) -> dict[str, int]:
-    total, failed, skipped = 0, 0, 0
-    for case in suite.iter("testcase"):
-        total += 1
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed += 1
-        elif case.find("skipped") is not None:
-            skipped += 1
-    return {"passed": total - failed - skipped, "failed": failed, "skipped": skipped}
+    """The suite's own totals: they count every error report (a module collected twice errs twice)."""
+    total, failures, errors, skipped = (
+        int(suite.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")
+    )
+    failed = failures + errors
+    return {"passed": max(total - failed - skipped, 0), "failed": failed, "skipped": skipped}
 
 
 def _failing(suite: ET.Element, cwd: Path) -> list[tuple[str, ET.Element]]:
@@ -132,7 +138,14 @@ def _node_id(case: ET.Element, cwd: Path) -> str:
 
 
 def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
-    kind, message = crash_line(element.text or "")
+    body = element.text or ""
+    if "\nGot:\n" in body:  # a doctest's Expected/Got: the wrong value is the message
+        got = body.split("\nGot:\n", 1)[1]
+        return "DocTestFailure", short(got)
+    m = re.search(r"^UNEXPECTED EXCEPTION: ([A-Za-z_]\w*)\((.*)\)$", body, re.M)
+    if m:
+        return m.group(1), short(m.group(2).strip("'\""))
+    kind, message = crash_line(body)
     attr = element.get("message", "")
     if kind is None:
         m = re.match(r"^([A-Za-z_][\w.]*):\s*(.*)", attr, re.S)
@@ -181,7 +194,9 @@ def mypy_truth(project: Project, runner: Runner, done: Run, mutation: Mutation |
     again = run(argv, project.root / runner.cwd, runner_env(project), runner.timeout)
     rows = [json.loads(ln) for ln in again.stdout.splitlines() if ln.startswith("{")]
     errors = [r for r in rows if r.get("severity") == "error"]
-    how = f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
+    how = (
+        f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
+    )
     return _lint_facts(done, errors, how, code="code", file="file", line=lambda r: r["line"])
 
 
@@ -193,8 +208,12 @@ def ruff_truth(project: Project, runner: Runner, done: Run, mutation: Mutation |
     for r in rows:
         r["filename"] = r["filename"].removeprefix(root)
         r["code"] = r.get("code") or "invalid-syntax"
-    how = f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
-    return _lint_facts(done, rows, how, code="code", file="filename", line=lambda r: r["location"]["row"])
+    how = (
+        f"second run: {argv if isinstance(argv, str) else ' '.join(argv)} (exit {again.exit_code})"
+    )
+    return _lint_facts(
+        done, rows, how, code="code", file="filename", line=lambda r: r["location"]["row"]
+    )
 
 
 def _lint_facts(done: Run, rows: list[dict], how: str, *, code: str, file: str, line) -> Facts:  # type: ignore[no-untyped-def, type-arg]
@@ -214,6 +233,33 @@ def _lint_facts(done: Run, rows: list[dict], how: str, *, code: str, file: str, 
         ground_truth=how,
     )
 
+
+# ---- peers: other tools' digests of the same mutant, captured for bench/digest.py ----
+
+
+def receptor_run(project: Project, runner: Runner) -> dict[str, Any]:
+    """pytest-receptor's ``--receptor=llm`` output, from its own venv (the project + the plugin)."""
+    peer = replace(
+        project,
+        venv=f"{project.venv}-receptor",
+        install=(*project.install, "{venv}/bin/pip install -q pytest-receptor"),
+    )
+    install(peer)
+    argv = with_args(runner.argv, "--receptor=llm")
+    env = runner_env(peer)
+    done = run(argv, project.root / runner.cwd, env, runner.timeout)
+    code = "import importlib.metadata as m; print('pytest-receptor', m.version('pytest-receptor'))"
+    version = run((str(peer.venv_path / "bin" / "python"), "-c", code), project.root, env, 60)
+    return {
+        "argv": argv if isinstance(argv, str) else list(argv),
+        "exit_code": done.exit_code,
+        "stdout": cap(done.stdout),
+        "stderr": cap(done.stderr),
+        "version": version.stdout.strip(),
+    }
+
+
+PEERS = {"pytest": {"pytest-receptor": receptor_run}}
 
 TRUTHS = {
     "junitxml": pytest_truth,

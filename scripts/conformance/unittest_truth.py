@@ -21,23 +21,23 @@ class Recorder(unittest.TestResult):
     def _record(self, test: unittest.TestCase, err: tuple, sub: str = "") -> None:  # type: ignore[type-arg]
         kind, value = err[0], err[1]
         test_id = test.id()
-        if isinstance(test, unittest.case._SubTest):  # noqa: SLF001
+        if isinstance(test, unittest.case._SubTest):
             test_id = test.test_case.id()
-            sub = test._subDescription()  # noqa: SLF001
+            sub = test._subDescription()
         self.bad_tests.add(test_id)
         self.failing.append(
             {"id": test_id, "sub": sub, "type": kind.__name__, "message": str(value)}
         )
 
-    def addFailure(self, test, err):  # type: ignore[no-untyped-def]  # noqa: N802
+    def addFailure(self, test, err):  # type: ignore[no-untyped-def]
         super().addFailure(test, err)
         self._record(test, err)
 
-    def addError(self, test, err):  # type: ignore[no-untyped-def]  # noqa: N802
+    def addError(self, test, err):  # type: ignore[no-untyped-def]
         super().addError(test, err)
         self._record(test, err)
 
-    def addSubTest(self, test, subtest, err):  # type: ignore[no-untyped-def]  # noqa: N802
+    def addSubTest(self, test, subtest, err):  # type: ignore[no-untyped-def]
         super().addSubTest(test, subtest, err)
         if err is not None:
             self._record(subtest, err)

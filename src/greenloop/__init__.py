@@ -24,6 +24,8 @@ _EXPORTS = {
     "Result": "greenloop.policy",
     "Verdict": "greenloop.classify",
     "FatalError": "greenloop.errors",
+    "run_batch": "greenloop.batch.run",
+    "BatchResult": "greenloop.batch.run",
 }
 __all__ = [  # noqa: RUF022  (in the order of _EXPORTS)
     "check",
@@ -38,6 +40,8 @@ __all__ = [  # noqa: RUF022  (in the order of _EXPORTS)
     "Result",
     "Verdict",
     "FatalError",
+    "run_batch",
+    "BatchResult",
     "__version__",
 ]
 

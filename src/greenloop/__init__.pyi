@@ -2,6 +2,8 @@
 from greenloop.agents.base import Agent as Agent
 from greenloop.agents.base import AgentOutcome as AgentOutcome
 from greenloop.agents.base import AgentRequest as AgentRequest
+from greenloop.batch.run import BatchResult as BatchResult
+from greenloop.batch.run import run_batch as run_batch
 from greenloop.checking import check as check
 from greenloop.classify import Verdict as Verdict
 from greenloop.config import Config as Config

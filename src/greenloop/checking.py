@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from greenloop import report
+from greenloop import verify_cache
 from greenloop.config import Config, load_config
 from greenloop.detect import Cascade, detect_cascade
-from greenloop.digest import Digest, build_digest
 from greenloop.errors import FatalError
-from greenloop.verify import CheckResult, run_cascade_parallel
+
+if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
+    import argparse
+
+    from greenloop.digest import Digest
+    from greenloop.verify import CheckResult
 
 NOTHING_FOUND = (
     "no verifier found in {root}. Give one on the command line (`greenloop check -- pytest -x`), "
@@ -38,6 +43,9 @@ def check(
     diff: str | None = None,
 ) -> tuple[CheckResult, Digest]:
     """Run the verifier cascade once and digest the outcome (the library form of ``check``)."""
+    from greenloop.digest import build_digest
+    from greenloop.verify import run_cascade_parallel
+
     root = Path(root).resolve()
     config = config or load_config(root)
     cascade = resolve_cascade(root, config, command)
@@ -47,11 +55,88 @@ def check(
     return result, build_digest(result, root=root, budget=config.budget, diff=diff)
 
 
+def run_or_reuse(
+    root: Path,
+    cascade: Cascade,
+    config: Config,
+    *,
+    store: Path | None,
+    environ: Mapping[str, str] = os.environ,
+) -> CheckResult | verify_cache.Reuse:
+    """The cascade's run, or the green run of this exact tree reused from ``store`` (issue 16)."""
+
+    head = verify_cache.head_tree(root) if store else None
+
+    def key_now() -> str | None:
+        return verify_cache.compute_key(
+            root,
+            cascade,
+            timeout=config.timeout,
+            all_stages=config.all_stages,
+            environ=environ,
+            head=head,
+        )
+
+    key = key_now() if store else None
+    if store and key:
+        reuse = verify_cache.lookup(store, key, ttl=config.cache_ttl)
+        if reuse:
+            return reuse
+    from greenloop.verify import run_cascade_parallel
+
+    started = time.time()
+    result = run_cascade_parallel(
+        root, cascade, timeout=config.timeout, all_stages=config.all_stages, environ=environ
+    )
+    # remembered only for the tree it saw: a fixer or a test writing files may have changed it
+    if store and key and key_now() == key:
+        entry = verify_cache.Entry(
+            key=key,
+            verdict=result.verdict.value,
+            at=started,
+            duration_s=result.duration_s,
+            summary=passed_summary(result),
+        )
+        output = "\n".join(r.result.merged[-4096:] for r in result.runs)
+        verify_cache.record(store, entry, output=output)
+    return result
+
+
+def passed_summary(result: CheckResult) -> str:
+    parts = []
+    for run in result.runs:
+        counts = run.parsed.counts
+        ran = f": {counts.passed} passed" if counts.summary_seen and counts.passed else ""
+        parts.append(f"{run.stage.name}{ran}")
+    return f"({', '.join(parts)}, {result.duration_s:.1f} s)"
+
+
+def cache_store(root: Path, config: Config, wanted: bool) -> Path | None:
+    """The cache directory under the git common dir; None when off or outside a git repo."""
+    from greenloop import git
+
+    if not (wanted and config.cache):
+        return None
+    try:
+        return verify_cache.cache_dir(git.common_dir(root))
+    except FatalError:
+        return None
+
+
 def main_check(args: argparse.Namespace) -> int:
+    from greenloop import report
+    from greenloop.digest import build_digest
+
     root = Path(args.repo).resolve()
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     config = load_config(root, overrides)
-    result, digest = check(root, args.command, config=config, diff=_uncommitted_diff(root))
+    cascade = resolve_cascade(root, config, args.command)
+    store = cache_store(root, config, wanted=args.cache)
+    result = run_or_reuse(root, cascade, config, store=store)
+    if isinstance(result, verify_cache.Reuse):
+        sys.stdout.write(report.render_reuse(result, args.format))
+        return 0
+    digest = build_digest(result, root=root, budget=config.budget, diff=_uncommitted_diff(root))
     sys.stdout.write(report.render_check(result, digest, args.format))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
@@ -59,6 +144,8 @@ def main_check(args: argparse.Namespace) -> int:
 
 
 def main_detect(args: argparse.Namespace) -> int:
+    from greenloop import report
+
     root = Path(args.repo).resolve()
     cascade = resolve_cascade(root, load_config(root), args.command)
     sys.stdout.write(report.render_cascade(cascade, args.format))

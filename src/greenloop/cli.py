@@ -5,19 +5,23 @@ Imports of anything heavy stay inside the handlers: the Stop hook runs us on eve
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
 
 from greenloop import __version__
+from greenloop.cli_help import cached_help, help_request, render_with
 from greenloop.errors import FatalError
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
-Handler = Callable[[argparse.Namespace], int]
+TYPE_CHECKING = False  # not typing's: importing typing alone costs a tenth of Python's start-up
+if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for --version or --help
+    import argparse
+    from collections.abc import Callable, Sequence
+
+    Handler = Callable[[argparse.Namespace], int]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,16 +29,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list == ["--version"]:  # answered before argparse builds help formatters
         print(f"greenloop {__version__}")
         return 0
-    parser = build_parser()
-    args = parser.parse_args(_split_command(args_list, parser))
+    if help_request(args_list):  # rendered once, then as fast as --version (issue 16)
+        text = cached_help(args_list, lambda: render_with(build_parser().parse_args, args_list))
+        if text:
+            sys.stdout.write(text)
+            return 0
+    from greenloop.redact import redacting_streams
+
+    with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted
+        return _main(args_list)
+
+
+def _main(args_list: list[str]) -> int:
+    args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(_split_command(args_list, parser))
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return EXIT_USAGE
     if args.verbose:
         import logging
 
         level = logging.DEBUG if args.verbose > 1 else logging.INFO
         logging.basicConfig(level=level, format="greenloop: %(message)s")
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return EXIT_USAGE
     try:
         code: int = args.handler(args)
         return code
@@ -46,6 +64,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception:
         return _crash()
+
+
+def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
+    """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
+        return None
+    from types import SimpleNamespace  # argparse's Namespace without importing argparse
+    from typing import cast
+
+    handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop"}
+    args = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])
+    return cast("argparse.Namespace", args)
 
 
 def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -62,11 +93,13 @@ def _crash() -> int:
     import traceback
     from pathlib import Path
 
+    from greenloop.redact import redact
+
     directory = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "greenloop"
     try:
         directory.mkdir(parents=True, exist_ok=True)
         log = directory / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
+        log.write_text(redact(traceback.format_exc()), encoding="utf-8")
         where = str(log)
     except OSError:
         where = "(could not write a crash log)"
@@ -76,6 +109,8 @@ def _crash() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="greenloop",
         description="Wrap any code-editing agent in a bounded, honest verify -> fix loop.",
@@ -90,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_detect,
         _add_run,
         _add_batch,
+        _add_bench,
         _add_report,
         _add_runs,
         _add_recover,
@@ -120,6 +156,13 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument(
+        "--cache",
+        action="store_true",
+        default=False,
+        help="reuse a green run of this exact tree from the last cache_ttl seconds",
+    )
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.checking", "main_check"))
 
 
@@ -127,6 +170,9 @@ def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
+
+
+_NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
 
 
 def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -138,6 +184,7 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "to the user only. Bounded per session by max_iters and by a repeated failure.",
     )
     p.add_argument("event", choices=("claude-stop",))
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
 
 
@@ -157,6 +204,7 @@ def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
+    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
 
 
@@ -228,6 +276,18 @@ def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.bench.cli import add_arguments
+
+    p = sub.add_parser(
+        "bench",
+        help="seeded bugs in your own repository, run through batch: which agent fixes them",
+        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))
 
 
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

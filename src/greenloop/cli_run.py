@@ -9,6 +9,7 @@ from pathlib import Path
 
 from greenloop import report
 from greenloop.config import load_config
+from greenloop.redact import redact
 
 RUN_FLAGS = (
     "agent",
@@ -69,7 +70,7 @@ def main_report(args: argparse.Namespace) -> int:
     else:
         text = report.render_run(data, args.format)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(args.output).write_text(redact(text), encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

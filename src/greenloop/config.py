@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.errors import FatalError
+from greenloop.redact import add_patterns, pattern_problem
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +61,12 @@ class Config:
     """OpenAI-compatible endpoint of the built-in agent."""
     max_tool_turns: int = 25
     """Built-in agent: tool calls at most per iteration."""
+    redact: tuple[str, ...] = ()
+    """Extra regular expressions whose matches are hidden in everything greenloop writes."""
+    cache: bool = True
+    """Stop hook and MCP ``verify``: reuse a green run while the tree is unchanged (issue 16)."""
+    cache_ttl: float = 600.0
+    """Seconds a green run may be reused for."""
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -80,6 +87,7 @@ def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Confi
         errors += flag_errors
     if errors:
         raise FatalError("invalid configuration:\n" + "\n".join(f"  {e}" for e in errors))
+    add_patterns(config.redact)
     return config
 
 
@@ -88,12 +96,29 @@ def read_file_config(root: Path) -> tuple[dict[str, Any], str]:
     own = root / "greenloop.toml"
     if own.is_file():
         data = _read_toml(own)
-        return dict(data.get("tool", {}).get("greenloop", data)), "greenloop.toml"
+        if "tool" not in data:
+            return data, "greenloop.toml"
+        return _tool_table(data, "greenloop.toml", default=data)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
-        data = _read_toml(pyproject)
-        return dict(data.get("tool", {}).get("greenloop", {})), "pyproject.toml [tool.greenloop]"
+        return _tool_table(_read_toml(pyproject), "pyproject.toml", default={})
     return {}, ""
+
+
+def _tool_table(
+    data: dict[str, Any], name: str, *, default: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """``[tool.greenloop]`` of a parsed file; a wrong type there is a configuration error."""
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise FatalError(f"invalid configuration:\n  {name}: tool: expected a table, got {tool!r}")
+    table = tool.get("greenloop", default)
+    origin = name if name == "greenloop.toml" else f"{name} [tool.greenloop]"
+    if not isinstance(table, dict):
+        raise FatalError(
+            f"invalid configuration:\n  {name}: tool.greenloop: expected a table, got {table!r}"
+        )
+    return dict(table), origin
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -101,6 +126,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise FatalError(f"cannot read {path.name}: {exc}") from exc
+    except RecursionError:  # 5 000-deep arrays: tomllib recurses per level
+        raise FatalError(f"cannot read {path.name}: values nested too deeply") from None
 
 
 def build_config(raw: Mapping[str, Any], origin: str) -> tuple[Config, list[str]]:
@@ -126,24 +153,36 @@ def _apply(config: Config, values: Mapping[str, Any], origin: str) -> tuple[Conf
         if problem:
             errors.append(f"{_where(origin, key)}: {problem}")
             continue
-        changes[name] = float(value) if "float" in str(known[name].type) else value
+        if name == "redact":
+            changes[name] = tuple(value)
+        else:
+            changes[name] = float(value) if "float" in str(known[name].type) else value
     return replace(config, **changes), errors
 
 
 def _check_value(name: str, value: Any, type_name: str) -> str | None:
+    if name == "redact":
+        return _patterns_problem(value)
     if "bool" in type_name:
         return None if isinstance(value, bool) else f"expected true or false, got {value!r}"
     if "int" in type_name and "float" not in type_name:
         ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
         return None if ok else f"expected a positive whole number, got {value!r}"
     if "float" in type_name:
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+        ok = _positive_number(value)
         return None if ok else f"expected a positive number of seconds, got {value!r}"
     if not isinstance(value, str) or not value.strip():
         return f"expected a non-empty string, got {value!r}"
     if name in CHOICES and value not in CHOICES[name]:
         return f"expected one of {', '.join(CHOICES[name])}, got {value!r}"
     return None
+
+
+def _patterns_problem(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"expected a list of regular expressions, got {value!r}"
+    problems = [p for p in map(pattern_problem, value) if p]
+    return "; ".join(problems) or None
 
 
 def _parse_stages(raw: Any, origin: str) -> tuple[tuple[StageSpec, ...], list[str]]:
@@ -176,9 +215,16 @@ def _stage_problems(table: dict[str, Any], where: str) -> list[str]:
     if "fix" in table and not isinstance(table["fix"], bool):
         problems.append(f"{where}.fix: expected true or false, got {table['fix']!r}")
     timeout = table.get("timeout")
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and not _positive_number(timeout):
         problems.append(f"{where}.timeout: expected a positive number, got {timeout!r}")
     return problems
+
+
+def _positive_number(value: Any) -> bool:
+    """A finite number above 0; a bool is not a number (``timeout = true`` is not 1 s)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value > 0
 
 
 def _where(origin: str, key: str) -> str:
@@ -186,5 +232,7 @@ def _where(origin: str, key: str) -> str:
 
 
 def _did_you_mean(name: str, known: Mapping[str, Any]) -> str:
+    import difflib  # only on an error: the Stop hook loads the config on every turn
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from greenloop.redact import redact
+
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 512 * 1024
 KILL_GRACE_S = 2.0
@@ -119,10 +121,12 @@ class _Capped:
             self.tail_size -= cut
             self.dropped += cut
 
-    def text(self) -> str:
+    def text(self, *, redacted: bool = False) -> str:
         middle = f"\n[... {self.dropped} bytes omitted ...]\n".encode() if self.dropped else b""
         data = bytes(self.head) + middle + b"".join(self.tail)
-        return strip_ansi(data.decode("utf-8", errors="replace"))
+        text = strip_ansi(data.decode("utf-8", errors="replace"))
+        # issue 12: redacted at capture, while a key block's lines still stand together
+        return redact(text) if redacted else text
 
 
 def _signal_of(returncode: int, via_shell: bool) -> int | None:
@@ -205,10 +209,12 @@ def run_command(
     env: Mapping[str, str] | None = None,
     stdin_path: str | os.PathLike[str] | None = None,
     now: Callable[[], float] = time.monotonic,
+    redacted: bool = False,
 ) -> ProcessResult:
     """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it.
 
-    stdin is closed, or reads ``stdin_path`` when given (an agent's prompt).
+    stdin is closed, or reads ``stdin_path`` when given (an agent's prompt). ``redacted``: the
+    output is a verifier's or an agent's (shown and recorded), not git's (parsed as data).
     """
     via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
@@ -255,9 +261,9 @@ def run_command(
         signal=sig,
         timed_out=timed_out,
         duration_s=now() - start,
-        stdout=out.text(),
-        stderr=err.text(),
-        merged=merged.text(),
+        stdout=out.text(redacted=redacted),
+        stderr=err.text(redacted=redacted),
+        merged=merged.text(redacted=redacted),
         dropped_bytes=out.dropped + err.dropped,
         started_at=started_at,
     )

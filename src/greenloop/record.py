@@ -18,7 +18,7 @@ from typing import Any
 
 from greenloop import git
 from greenloop.errors import FatalError
-from greenloop.redact import redact
+from greenloop.redact import redact, redact_data
 
 FILE_CAP_BYTES = 1 << 20
 # Of a capped file keep this much of the head; the rest of the cap goes to the tail (where
@@ -44,7 +44,7 @@ class RunRecord:
     def event(self, kind: str, **data: Any) -> None:
         """Append one JSON line (with ``t``, epoch seconds), flushed and fsync'd."""
         line = json.dumps(
-            {"t": round(time.time(), 3), "kind": kind, **_redacted(data)},
+            {"t": round(time.time(), 3), "kind": kind, **redact_data(data)},
             default=str,
             ensure_ascii=False,
         )
@@ -65,7 +65,7 @@ class RunRecord:
     def write_report(self, data: Mapping[str, Any]) -> Path:
         """Replace ``report.json`` atomically: readers see the old or the new, never half."""
         target = self.path / REPORT
-        text = json.dumps(_redacted(dict(data)), indent=2, default=str, ensure_ascii=False)
+        text = json.dumps(redact_data(dict(data)), indent=2, default=str, ensure_ascii=False)
         _write_atomic(target, (text + "\n").encode())
         return target
 
@@ -86,16 +86,6 @@ def cap_text(text: str, cap: int = FILE_CAP_BYTES) -> str:
     omitted = len(data) - len(head) - len(tail)
     marker = f"\n[... {omitted} bytes omitted by greenloop ...]\n".encode()
     return (head + marker + tail).decode("utf-8", errors="ignore")
-
-
-def _redacted(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {str(k): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def _write_atomic(target: Path, data: bytes) -> None:

@@ -11,6 +11,7 @@ from greenloop.detect import Cascade
 from greenloop.digest import Digest
 from greenloop.parsers.model import Failure
 from greenloop.verify import CheckResult, StageRun
+from greenloop.verify_cache import Reuse
 
 VERDICT_WORDS = {
     "green": "GREEN",
@@ -28,6 +29,14 @@ def render_check(result: CheckResult, digest: Digest, fmt: str) -> str:
     if fmt == "github":
         return render_github(result, digest)
     return render_check_text(result, digest)
+
+
+def render_reuse(reuse: Reuse, fmt: str) -> str:
+    """``check --cache`` when the tree's green run was reused instead of run again."""
+    if fmt == "json":
+        data = {"verdict": "green", "exit_code": 0, "reused": reuse.as_json()}
+        return json.dumps(data | {"digest": reuse.describe()}, indent=2) + "\n"
+    return f"greenloop: {reuse.describe()}\n"
 
 
 def render_check_text(result: CheckResult, digest: Digest) -> str:
@@ -328,11 +337,13 @@ def append_step_summary(markdown: str, path: str | None) -> bool:
     """Append to the file GitHub Actions names in $GITHUB_STEP_SUMMARY (None: not in Actions)."""
     import logging
 
+    from greenloop.redact import redact
+
     if not path:
         return False
     try:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(markdown)
+            f.write(redact(markdown))
     except OSError as exc:
         logging.getLogger(__name__).warning("cannot write $GITHUB_STEP_SUMMARY %s: %s", path, exc)
         return False

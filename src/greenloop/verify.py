@@ -148,7 +148,7 @@ def run_stage(
     rewritten: tuple[str, ...] = ()
     if stage.fix:  # seed OP-8: pass 1 may rewrite files, only pass 2's exit code counts
         before = _status(root)
-        run_command(stage.command, cwd=root, timeout_s=timeout, env=env)
+        run_command(stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True)
         after = _status(root)
         rewritten = tuple(sorted(p for p, code in after.items() if before.get(p) != code))
     result, artifacts = _run_instrumented(root, stage, timeout, env)
@@ -175,9 +175,13 @@ def _run_instrumented(
     """Run with structured-output side channels (instrument.py); plain again if they broke it."""
     inst = instrument.prepare(stage.argv, root, env)
     try:
-        result = run_command(stage.command, cwd=root, timeout_s=timeout, env=env | dict(inst.env))
+        result = run_command(
+            stage.command, cwd=root, timeout_s=timeout, env=env | dict(inst.env), redacted=True
+        )
         if instrument.spoiled(inst, result.merged):
-            return run_command(stage.command, cwd=root, timeout_s=timeout, env=env), ()
+            return run_command(
+                stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True
+            ), ()
         return result, instrument.collect(inst)
     finally:
         instrument.cleanup(inst)
@@ -201,8 +205,15 @@ def repo_modules(root: Path) -> frozenset[str]:
         for entry in entries:
             if entry.name.startswith("."):
                 continue
-            if entry.is_dir():
+            if _is_dir(entry):
                 names.add(entry.name)
             elif entry.name.endswith(".py"):
                 names.add(entry.name[:-3])
     return frozenset(names)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a committed symlink loop (ELOOP) is not a module
+        return False

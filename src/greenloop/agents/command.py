@@ -60,6 +60,7 @@ class CommandAgent:
             timeout_s=request.timeout_s,
             env=env,
             stdin_path=request.prompt_file,
+            redacted=True,
         )
         ok = result.exit_code == 0 and not result.timed_out
         error = ""

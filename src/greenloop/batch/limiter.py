@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -66,6 +66,8 @@ class LimitedAgent:
 
     inner: Agent
     slots: Slots
+    waits: list[float] = field(default_factory=list)
+    """Seconds each call waited for a slot (the row's ``agent_slot_wait_s``)."""
 
     @property
     def name(self) -> str:
@@ -75,5 +77,6 @@ class LimitedAgent:
         return self.inner.describe()
 
     def run(self, request: AgentRequest) -> AgentOutcome:
-        with self.slots.hold():
+        with self.slots.hold() as waited:
+            self.waits.append(waited)
             return self.inner.run(request)

@@ -6,15 +6,16 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from greenloop.batch.worker import Job
+from greenloop.batch.worker import Job, read_phase
 
 
 class Progress(Protocol):
     def __enter__(self) -> Progress: ...
     def __exit__(self, *exc: object) -> None: ...
-    def started(self, job: Job) -> None: ...
+    def started(self, job: Job, stage: Path | None) -> None: ...
     def finished(self, row: Mapping[str, Any]) -> None: ...
     def note(self, line: str) -> None: ...
 
@@ -32,7 +33,7 @@ class Counts:
     solved: int = 0
     started_at: float = field(default_factory=time.monotonic)
     finished_here: int = 0
-    running: dict[str, float] = field(default_factory=dict)
+    running: dict[str, tuple[float, Path | None]] = field(default_factory=dict)
 
     def finish(self, row: Mapping[str, Any]) -> None:
         self.running.pop(str(row["id"]), None)
@@ -68,8 +69,8 @@ class LineProgress:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def started(self, job: Job) -> None:
-        self.counts.running[job.task.id] = time.monotonic()
+    def started(self, job: Job, stage: Path | None) -> None:
+        self.counts.running[job.task.id] = (time.monotonic(), stage)
 
     def finished(self, row: Mapping[str, Any]) -> None:
         self.counts.finish(row)
@@ -99,12 +100,12 @@ class LiveProgress:
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(None, None, None)
 
-    def started(self, job: Job) -> None:
-        self.counts.running[job.task.id] = time.monotonic()
+    def started(self, job: Job, stage: Path | None) -> None:
+        self.counts.running[job.task.id] = (time.monotonic(), stage)
 
     def finished(self, row: Mapping[str, Any]) -> None:
         self.counts.finish(row)
-        self.live.console.print(self.counts.line(row))
+        self.live.console.print(self.counts.line(row), markup=False, highlight=False)
 
     def note(self, line: str) -> None:
         print(f"greenloop batch: {line}", file=self.stream, flush=True)
@@ -119,8 +120,10 @@ class LiveProgress:
         )
         table = Table(title=title, title_justify="left", show_edge=False)
         table.add_column("running")
+        table.add_column("phase")
         table.add_column("for", justify="right")
         now = time.monotonic()
-        for task_id, since in sorted(c.running.items(), key=lambda kv: kv[1]):
-            table.add_row(task_id, f"{now - since:.0f} s")
+        for task_id, (since, stage) in sorted(c.running.items(), key=lambda kv: kv[1][0]):
+            phase = read_phase(stage) if stage is not None else "running"
+            table.add_row(task_id, phase, f"{now - since:.0f} s")
         return table

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -52,20 +52,28 @@ class Outcome:
     """The run record's files by relative path (report.json, events.jsonl, digests, diffs)."""
 
 
-def run_task(job: Job, *, bundle: Path | None = None, slots: Slots | None = None) -> Outcome:
+def run_task(
+    job: Job,
+    *,
+    bundle: Path | None = None,
+    slots: Slots | None = None,
+    phase: Callable[[str], None] = lambda phase: None,
+) -> Outcome:
     start = time.monotonic()
     task = job.task
     dest = _workspace_dir(job)
     setup_log = ""
     try:
+        phase("clone")
         initial = workspace.clone_task(task, dest, bundle=bundle)
+        phase("setup")
         setup = workspace.run_setup(task, dest)
         if setup is not None:
             setup_log = setup.merged
             if setup.exit_code != 0:
                 row = _setup_failed(setup.exit_code, setup.merged, initial)
                 return _outcome(job, row, dest, start, {"setup.log": setup_log.encode()})
-        row, record = _run_loop(job, dest, slots)
+        row, record = _run_loop(job, dest, slots, phase)
     except FatalError as exc:
         row = {"result": "error", "reason": str(exc).splitlines()[0], "iterations": 0}
         record = {}
@@ -87,7 +95,9 @@ def _workspace_dir(job: Job) -> Path:
     return dest
 
 
-def _run_loop(job: Job, dest: Path, slots: Slots | None) -> tuple[dict[str, Any], dict[str, bytes]]:
+def _run_loop(
+    job: Job, dest: Path, slots: Slots | None, phase: Callable[[str], None]
+) -> tuple[dict[str, Any], dict[str, bytes]]:
     from greenloop.agents.factory import make_agent
     from greenloop.config import load_config
     from greenloop.loop import run_loop
@@ -95,10 +105,29 @@ def _run_loop(job: Job, dest: Path, slots: Slots | None) -> tuple[dict[str, Any]
     task = job.task
     config = load_config(dest, _overrides(job))
     agent = make_agent(task.agent or job.agent, config)
-    if slots is not None:
-        agent = LimitedAgent(inner=agent, slots=slots)
-    result = run_loop(dest, agent, config=config, command=_command(task))
-    return _row_of(result), _read_record(Path(result.record_dir))
+    limited = LimitedAgent(inner=agent, slots=slots) if slots is not None else None
+    result = run_loop(
+        dest,
+        limited or agent,
+        config=config,
+        command=_command(task),
+        progress=lambda line: phase(_phase_of(line)),
+    )
+    row = _row_of(result)
+    if limited is not None:
+        row["agent_slot_wait_s"] = round(sum(limited.waits), 3)
+    return row, _read_record(Path(result.record_dir))
+
+
+def _phase_of(line: str) -> str:
+    """The loop's last progress line -> what runs now (``baseline``, ``iter 2`` …)."""
+    first = line.strip().split(" · ", 1)[0]
+    if first.startswith("greenloop run"):
+        return "baseline"
+    if first == "baseline":
+        return "iter 1"
+    number = first.removeprefix("iter ")
+    return f"iter {int(number) + 1}" if number.isdigit() else first[:40]
 
 
 def _overrides(job: Job) -> dict[str, Any]:
@@ -177,6 +206,13 @@ def _outcome(
     return Outcome(row=full, record=record)
 
 
+def error_outcome(job: Job, reason: str) -> Outcome:
+    """The row of a task that produced no outcome of its own (its worker died, or raised)."""
+    row = {"id": job.task.id, "result": "error", "reason": reason, "iterations": 0}
+    row |= {"attempt": job.attempt, "executor": job.executor, "line": job.task.line}
+    return Outcome(row={**row, "task_fingerprint": job.task.fingerprint})
+
+
 # -- the local pool's process entry point -------------------------------------------------------
 
 
@@ -242,9 +278,22 @@ def main(argv: list[str]) -> int:
         else None
     )
     with _interrupt_when_orphaned():
-        outcome = run_task(job, slots=slots)
+        outcome = run_task(job, slots=slots, phase=lambda p: _write_phase(stage, p))
     write_stage(stage, outcome)
     return 0
+
+
+def _write_phase(stage: Path, phase: str) -> None:
+    tmp = stage / "phase.tmp"
+    tmp.write_text(phase, encoding="utf-8")
+    os.replace(tmp, stage / "phase")
+
+
+def read_phase(stage: Path) -> str:
+    try:
+        return (stage / "phase").read_text(encoding="utf-8")
+    except OSError:
+        return ""
 
 
 def read_stage(stage: Path) -> Outcome | None:

@@ -8,10 +8,7 @@ The hook never crashes open: whatever goes wrong allows the stop and says why.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
-import logging
 import os
 import re
 import sys
@@ -23,10 +20,11 @@ from typing import TYPE_CHECKING
 from greenloop.errors import FatalError
 
 if TYPE_CHECKING:
+    import argparse
+
     from greenloop.digest import Digest
     from greenloop.verify import CheckResult
 
-log = logging.getLogger(__name__)
 MESSAGE_CHARS = 4000  # a systemMessage is for a human glancing at the terminal
 
 
@@ -66,13 +64,17 @@ class HookReply:
 
 
 def main_hook(args: argparse.Namespace) -> int:
-    reply = run_hook(sys.stdin.read(), default_cwd=Path(args.repo))
+    reply = run_hook(sys.stdin.read(), default_cwd=Path(args.repo), use_cache=args.cache)
     sys.stdout.write(reply.render())
     return 0  # any other exit code would make Claude Code treat the hook itself as broken
 
 
 def run_hook(
-    raw: str, *, default_cwd: Path = Path("."), environ: Mapping[str, str] = os.environ
+    raw: str,
+    *,
+    default_cwd: Path = Path("."),
+    environ: Mapping[str, str] = os.environ,
+    use_cache: bool = True,
 ) -> HookReply:
     """Never raises: a broken hook must allow the stop and say so, not wedge the agent."""
     try:
@@ -80,11 +82,13 @@ def run_hook(
     except ValueError as exc:
         return _allow(f"could not read the Stop hook input ({exc}); the stop is allowed.")
     try:
-        return handle(event, environ)
+        return handle(event, environ, use_cache=use_cache)
     except FatalError as exc:
         return _allow(f"{exc}\n(the stop is allowed)")
     except Exception as exc:
-        log.debug("hook failed", exc_info=True)
+        import logging  # only here: the hook runs on every agent turn (issue 16)
+
+        logging.getLogger(__name__).debug("hook failed", exc_info=True)
         return _allow(f"internal error in the Stop hook: {exc!r}; the stop is allowed.")
 
 
@@ -104,10 +108,11 @@ def parse_event(raw: str, *, default_cwd: Path) -> StopEvent:
     )
 
 
-def handle(event: StopEvent, environ: Mapping[str, str]) -> HookReply:
+def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = True) -> HookReply:
     # Imported here so that even a broken install is reported by run_hook, not crashed on.
-    from greenloop.checking import check
+    from greenloop.checking import resolve_cascade, run_or_reuse
     from greenloop.config import load_config
+    from greenloop.verify_cache import Reuse
 
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
@@ -115,8 +120,19 @@ def handle(event: StopEvent, environ: Mapping[str, str]) -> HookReply:
     if state.ended and not event.stop_hook_active:
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
-    result, digest = check(root, config=config, diff=_diff(root))
-    reply, state = decide(result, digest, state, max_iters=config.max_iters)
+    store = state_dir.parent / "cache" if use_cache and config.cache else None
+    outcome = run_or_reuse(
+        root, resolve_cascade(root, config), config, store=store, environ=environ
+    )
+    if isinstance(outcome, Reuse):
+        reply, state = _allow(outcome.describe()), HookState(ended=True)
+    elif outcome.verdict.passed:  # the digest is built only when someone reads it
+        reply, state = HookReply(), HookState(ended=True)
+    else:
+        from greenloop.digest import build_digest
+
+        digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
+        reply, state = decide(outcome, digest, state, max_iters=config.max_iters)
     save_state(path, state)
     return reply
 
@@ -175,6 +191,8 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
         return Path(lines[0]), Path(lines[1]) / "greenloop" / "hooks"
     root = cwd.resolve()
     cache = Path(environ.get("XDG_CACHE_HOME") or Path(environ.get("HOME", "~")) / ".cache")
+    import hashlib
+
     key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return root, cache.expanduser() / "greenloop" / "hooks" / key
 
@@ -190,7 +208,11 @@ def _diff(root: Path) -> str | None:
 
 def _safe_name(session_id: str) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]", "_", session_id).lstrip(".")
-    return name[:100] or hashlib.sha256(session_id.encode()).hexdigest()[:16]
+    if name:
+        return name[:100]
+    import hashlib
+
+    return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
 def load_state(path: Path) -> HookState:

@@ -29,7 +29,7 @@ def main_mcp(args: argparse.Namespace) -> int:
     except ImportError:
         print(INSTALL_HINT, file=sys.stderr)
         return 2
-    build_server(server_class, Path(args.repo).resolve()).run()
+    build_server(server_class, Path(args.repo).resolve(), use_cache=args.cache).run()
     return 0
 
 
@@ -42,21 +42,23 @@ def _server_class() -> Any:
         return importlib.import_module("mcp.server.fastmcp").FastMCP
 
 
-def build_server(server_class: Any, root: Path) -> Any:
+def build_server(server_class: Any, root: Path, *, use_cache: bool = True) -> Any:
     import anyio
 
     async def verify(command: str | None = None, all_stages: bool = False) -> dict[str, Any]:
         """Run the verifier once (the configured/detected cascade, or `command` as a shell
-        command) and return verdict, exit_code, counts, failures and the digest to act on."""
-        return await anyio.to_thread.run_sync(partial(verify_json, root, command, all_stages))
+        command) and return verdict, exit_code, counts, failures and the digest to act on.
+        A green run of this exact tree from the last minutes is reused (`reused` says when)."""
+        work = partial(verify_json, root, command, all_stages, use_cache=use_cache)
+        return _redacted(await anyio.to_thread.run_sync(work))
 
     async def detect() -> dict[str, Any]:
         """The verifier stages greenloop would run here, fastest first, and why each was chosen."""
-        return await anyio.to_thread.run_sync(partial(detect_json, root))
+        return _redacted(await anyio.to_thread.run_sync(partial(detect_json, root)))
 
     async def last_report(run_id: str = "last") -> dict[str, Any]:
         """The record of the latest (or the given) `greenloop run` in this repository."""
-        return await anyio.to_thread.run_sync(partial(last_report_json, root, run_id))
+        return _redacted(await anyio.to_thread.run_sync(partial(last_report_json, root, run_id)))
 
     server = server_class("greenloop", instructions=INSTRUCTIONS)
     for tool in (verify, detect, last_report):
@@ -64,18 +66,36 @@ def build_server(server_class: Any, root: Path) -> Any:
     return server
 
 
-def verify_json(root: Path, command: str | None = None, all_stages: bool = False) -> dict[str, Any]:
+def _redacted(data: dict[str, Any]) -> dict[str, Any]:
+    """Replies go out through the MCP library's own stdout writer: redacted here, like all output."""
+    from greenloop.redact import redact_data
+
+    reply: dict[str, Any] = redact_data(data)
+    return reply
+
+
+def verify_json(
+    root: Path, command: str | None = None, all_stages: bool = False, *, use_cache: bool = True
+) -> dict[str, Any]:
     from dataclasses import replace
 
     from greenloop import git, report
-    from greenloop.checking import check
+    from greenloop.checking import cache_store, resolve_cascade, run_or_reuse
     from greenloop.config import load_config
+    from greenloop.digest import build_digest
+    from greenloop.verify_cache import Reuse
 
     config = load_config(root)
     if all_stages:
         config = replace(config, all_stages=True)
+    cascade = resolve_cascade(root, config, (command,) if command else ())
+    store = cache_store(root, config, wanted=use_cache)
+    result = run_or_reuse(root, cascade, config, store=store)
+    if isinstance(result, Reuse):
+        data: dict[str, Any] = json.loads(report.render_reuse(result, "json"))
+        return data
     diff = git.diff_head(root) if git.get_root(root) else ""
-    result, digest = check(root, (command,) if command else (), config=config, diff=diff or None)
+    digest = build_digest(result, root=root, budget=config.budget, diff=diff or None)
     return report.check_json(result, digest)
 
 

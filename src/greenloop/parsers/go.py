@@ -13,7 +13,9 @@ _RUN = re.compile(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(?P<name>\S+)")
 _RESULT = re.compile(r"^\s*--- (?P<what>FAIL|PASS|SKIP): (?P<name>\S+) \(")
 _MESSAGE = re.compile(r"^(?P<indent>\s+)(?P<file>[\w./-]+\.go):(?P<line>\d+): ?(?P<msg>.*)$")
 _PACKAGE = re.compile(r"^(?P<st>ok|FAIL|\?)\s+(?P<pkg>[\w./~-]+)(?:\s+|$)")
-_DIAG = re.compile(r"^(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>\S.*)$")
+_DIAG = re.compile(
+    r"^(?:vet: )?(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>\S.*)$"
+)
 _FUNC = re.compile(r"^(?P<fn>[\w./*()\[\]{}-]+)\(.*\)$")
 _LOC = re.compile(r"^\t(?P<file>\S+\.(?:go|s)):(?P<line>\d+)")
 _SIGNAL = re.compile(r"^(?:signal: (?P<sig>\w[\w ]*)|\*\*\* Test killed(?P<why>.*))$")
@@ -60,6 +62,8 @@ def parse(inp: ParserInput) -> ParseResult:
             skipped=state.skipped,
             summary_seen=not state.killed,
         )
+    elif state.diagnostics:  # go build / go vet: the diagnostics are the count (as mypy's total)
+        counts = Counts(failed=len(state.diagnostics), summary_seen=True)
     return ParseResult(
         tool="go",
         failures=tuple(failures[:MAX_FAILURES]),

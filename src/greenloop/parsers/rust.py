@@ -210,12 +210,21 @@ def _unlocated(lines: list[str]) -> list[Failure]:
     return out[:20]
 
 
+_PREVIOUS = re.compile(r"^error: could not compile `[^`]+`.* due to (?P<n>\d+) previous errors?")
+
+
+def _compile_errors(lines: list[str]) -> Counts:
+    """cargo build/check: ``could not compile ... due to N previous errors``, summed per target."""
+    totals = [int(m["n"]) for line in lines if (m := _PREVIOUS.match(line))]
+    return Counts(failed=sum(totals), summary_seen=True) if totals else Counts()
+
+
 def _counts(lines: list[str], *, crashed: bool) -> Counts:
     results = [
         m for line in lines if line.startswith("test result:") and (m := _RESULT.match(line))
     ]
     if not results:
-        return Counts()
+        return _compile_errors(lines)
     running = sum(1 for line in lines if line.startswith("running ") and _RUNNING.match(line))
     return Counts(
         passed=sum(int(m["passed"]) for m in results),

@@ -9,4 +9,5 @@ from greenloop.batch.worker import Job, Outcome
 
 Deliver = Callable[[Outcome, Path | None], None]
 """The driver's hand: store the record (a folder to move, or the outcome's bytes), append the row."""
-Started = Callable[[Job], None]
+Started = Callable[[Job, Path | None], None]
+"""A task started; the folder where its pool process writes its phase (None on Ray)."""

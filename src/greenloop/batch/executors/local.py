@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.batch.executors import Deliver, Started
-from greenloop.batch.worker import Job, Outcome, job_to_json, read_stage
+from greenloop.batch.worker import Job, error_outcome, job_to_json, read_stage
 
 POLL_S = 0.05
 _launches = itertools.count(1)
@@ -41,9 +41,9 @@ def run_local(
     try:
         while pending or running:
             while pending and len(running) < workers:
-                job = pending.popleft()
-                running.append(_launch(job, state_dir))
-                started(job)
+                item = _launch(pending.popleft(), state_dir)
+                running.append(item)
+                started(item.job, item.stage)
             time.sleep(POLL_S)
             for item in [r for r in running if r.proc.poll() is not None]:
                 running.remove(item)
@@ -80,17 +80,7 @@ def _collect(item: Running, deliver: Deliver) -> Job | None:
     died = f"the worker process died (exit {item.proc.returncode})"
     if item.job.attempt < 2:
         return replace(item.job, attempt=item.job.attempt + 1)
-    row = {
-        "id": item.job.task.id,
-        "result": "error",
-        "reason": f"{died}, twice",
-        "iterations": 0,
-        "attempt": item.job.attempt,
-        "executor": item.job.executor,
-        "line": item.job.task.line,
-        "task_fingerprint": item.job.task.fingerprint,
-    }
-    deliver(Outcome(row=row), None)
+    deliver(error_outcome(item.job, f"{died}, twice"), None)
     return None
 
 

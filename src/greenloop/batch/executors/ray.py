@@ -17,7 +17,7 @@ from typing import Any
 
 from greenloop.batch import workspace
 from greenloop.batch.executors import Deliver, Started
-from greenloop.batch.worker import Job, Outcome, run_task
+from greenloop.batch.worker import Job, Outcome, error_outcome, run_task
 from greenloop.errors import FatalError
 
 POLL_S = 0.05
@@ -93,7 +93,7 @@ def run_ray(
         bundles = _bundles(ray, jobs, state_dir / "bundles")
 
         def submit(job: Job) -> Any:
-            started(job)
+            started(job, None)
             return remote.remote(job, bundles.get(job.task.repo), slots)
 
         return _stream(ray, {submit(job): job for job in jobs}, submit, deliver)
@@ -115,6 +115,7 @@ def _init(ray: Any, address: str | None, cpus: float) -> None:
         ray.init(address=address, log_to_driver=False, logging_level="WARNING")
     else:
         ray.init(
+            address="local",  # our own cluster, never one `ray start` left on this machine
             num_cpus=max(1, round(cpus)),
             include_dashboard=False,
             log_to_driver=False,
@@ -158,28 +159,13 @@ def _result(ray: Any, ref: Any, job: Job) -> tuple[Outcome | None, Job | None]:
     try:
         return ray.get(ref), None
     except exceptions.RayTaskError as exc:  # our own code raised: not a lost worker
-        return _error(job, f"the task raised {type(exc.cause).__name__}: {exc.cause}"), None
+        return error_outcome(job, f"the task raised {type(exc.cause).__name__}: {exc.cause}"), None
     except exceptions.TaskCancelledError:
         return None, None
     except exceptions.RayError as exc:  # the worker process or its node died
         if job.attempt < 2:
             return None, replace(job, attempt=job.attempt + 1)
-        return _error(job, f"the worker died twice ({type(exc).__name__})"), None
-
-
-def _error(job: Job, reason: str) -> Outcome:
-    return Outcome(
-        row={
-            "id": job.task.id,
-            "result": "error",
-            "reason": reason,
-            "iterations": 0,
-            "attempt": job.attempt,
-            "executor": job.executor,
-            "line": job.task.line,
-            "task_fingerprint": job.task.fingerprint,
-        }
-    )
+        return error_outcome(job, f"the worker died twice ({type(exc).__name__})"), None
 
 
 def _interrupt(ray: Any, pending: dict[Any, Job], deliver: Deliver) -> None:

@@ -1,0 +1,255 @@
+"""Ground truth for the Node runners: each reads the report of the second, structured run.
+
+jest/vitest ``--json``, mocha ``--reporter json``, node's junit reporter, ava/tap TAP,
+tsc ``--pretty false``, eslint ``--format json``; uvu has no reporter, so its fixed
+``FAIL  suite  "test"`` headers are read and each test file is run again on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from truth import Truth, error_in, make_truth, split_error, strip_ansi, tap_failures, yaml_field
+
+
+def read_jest(report: str, *, joiner: str = " › ", root: Path) -> Truth:
+    """``jest --json`` / ``vitest --reporter=json`` (the same shape)."""
+    data = json.loads(report)
+    ids: list[str] = []
+    messages: list[str] = []
+    for suite in data.get("testResults", []):
+        failed = [a for a in suite.get("assertionResults", []) if a.get("status") == "failed"]
+        for result in failed:
+            ids.append(joiner.join([*result.get("ancestorTitles", []), result["title"]]))
+            messages.append("\n".join(result.get("failureMessages") or []))
+        if not failed and suite.get("status") == "failed":  # the file itself failed to load
+            ids.append(_relative(suite.get("name", ""), root))
+            messages.append(suite.get("message", ""))
+    error_type, message = _first_error(messages)
+    skipped = data.get("numPendingTests", 0) + data.get("numTodoTests", 0)
+    return Truth(
+        ids=tuple(ids),
+        error_type=error_type,
+        message=message,
+        passed=data.get("numPassedTests"),
+        failed=len(ids),
+        skipped=skipped,
+        source="json report",
+    )
+
+
+def _first_error(messages: list[str]) -> tuple[str | None, str | None]:
+    if not messages:
+        return None, None
+    text = messages[0]
+    error_type, message = error_in(text)
+    return (error_type, message) if error_type else split_error(_drop_header(text))
+
+
+def _drop_header(text: str) -> str:
+    """vitest/jest suite messages start with a blank or a path line; keep the error."""
+    lines = [line for line in strip_ansi(text).splitlines() if line.strip()]
+    return "\n".join(lines)
+
+
+def _relative(path: str, root: Path) -> str:
+    prefix = str(root) + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def read_mocha(report: str, *, root: Path) -> Truth:
+    """``mocha --reporter json``: the JSON object is the last thing on stdout."""
+    start = report.find('{\n  "stats"')
+    if start < 0:
+        return Truth(source="mocha json (no report: the run stopped before mocha ran)")
+    data, _ = json.JSONDecoder().raw_decode(report[start:])
+    stats = data["stats"]
+    failures = data.get("failures", [])
+    ids = tuple(f["fullTitle"] for f in failures)
+    error_type, message = (None, None)
+    if failures:
+        err = failures[0].get("err", {})
+        error_type, message = split_error(err.get("stack") or err.get("message", ""))
+        message = split_error(err.get("message", ""))[1] or message
+    return Truth(
+        ids=ids,
+        error_type=error_type,
+        message=message,
+        passed=stats.get("passes"),
+        failed=stats.get("failures"),
+        skipped=stats.get("pending"),
+        source="mocha --reporter json",
+    )
+
+
+def read_node_junit(report: str, *, root: Path) -> Truth:
+    """node's ``--test-reporter=junit`` XML."""
+    tree = ET.fromstring(report)
+    ids: list[str] = []
+    bodies: list[str] = []
+    passed = skipped = 0
+    for case in tree.iter("testcase"):
+        failure = case.find("failure")
+        if failure is not None:
+            ids.append(_relative(case.get("name", ""), root))
+            bodies.append((failure.text or "") + "\n" + failure.get("message", ""))
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    error_type, message = _node_error(bodies[0]) if bodies else (None, None)
+    return Truth(
+        ids=tuple(ids),
+        error_type=error_type,
+        message=message,
+        passed=passed,
+        failed=len(ids),
+        skipped=skipped,
+        source="node --test-reporter=junit",
+    )
+
+
+_NODE_CAUSE = re.compile(r"cause: ((?:[A-Z]\w*)?(?:Error|Exception))(?: \[\w+\])?: ([^\n]+)")
+_NODE_WRAPPED = re.compile(r"\[?Error \[ERR_TEST_FAILURE\]: ([^\n]+?)\]?\s*(?:\{|$)", re.M)
+
+
+def _node_error(body: str) -> tuple[str | None, str | None]:
+    """The cause under node's ``[Error [ERR_TEST_FAILURE]: ...]`` wrapper.
+
+    A file that failed to load says only ``cause: 'test failed'``: no error here (None, None).
+    """
+    text = strip_ansi(body)
+    cause = _NODE_CAUSE.search(text)
+    if cause:
+        return cause[1], cause[2].strip()
+    for line in text.splitlines():
+        if "ERR_TEST_FAILURE" not in line:
+            found = split_error(line) if re.match(r"^\s*(?:[A-Z]\w*)?(?:Error|Exception)\b", line) else None
+            if found and found[0]:
+                return found
+    wrapped = _NODE_WRAPPED.search(text)
+    if wrapped and wrapped[1] != "test failed":
+        return "Error", wrapped[1].strip()
+    return None, None
+
+
+def read_tap(report: str, *, root: Path, source: str) -> Truth:
+    """ava ``--tap`` / tap ``-R tap``: the leaf ``not ok`` points and their YAML blocks."""
+    failures, tally = tap_failures(report)
+    error_type = message = None
+    if failures:
+        yaml = failures[0][1]
+        error_type = yaml_field(yaml, "name") or yaml_field(yaml, "type")
+        message = yaml_field(yaml, "message")
+        if error_type and not re.match(r"^[A-Z]\w*$", error_type):
+            error_type = None
+    return Truth(
+        ids=tuple(_relative(title, root) for title, _ in failures),
+        error_type=error_type,
+        message=message,
+        passed=tally["pass"],
+        failed=tally["fail"],
+        skipped=tally["skip"],
+        source=source,
+    )
+
+
+_UVU_FAIL = re.compile(r'^\s*FAIL\s+(?:(.+?)\s+)?"(.+)"\s*$')
+_UVU_TOTAL = re.compile(r"^\s*(Total|Passed|Skipped):\s+(\d+)")
+
+
+def read_uvu(report: str, *, root: Path) -> Truth:
+    """uvu prints ``FAIL  <suite>  "<test>"`` then the assertion, then a Total/Passed summary."""
+    lines = strip_ansi(report).splitlines()
+    ids: list[str] = []
+    first_body: list[str] = []
+    totals: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        match = _UVU_FAIL.match(line)
+        if match:
+            ids.append(f"{match[1]} > {match[2]}" if match[1] else match[2])
+            if len(ids) == 1:
+                first_body = lines[index + 1 : index + 8]
+        total = _UVU_TOTAL.match(line)
+        if total:
+            totals[total[1]] = int(total[2])
+    error_type, message = _uvu_error(first_body) if ids else error_in(report)
+    passed = totals.get("Passed")
+    total = totals.get("Total")
+    failed = (total - (passed or 0) - totals.get("Skipped", 0)) if total is not None else None
+    return Truth(
+        ids=tuple(ids),
+        error_type=error_type,
+        message=message,
+        passed=passed,
+        failed=failed,
+        skipped=totals.get("Skipped"),
+        source="uvu text (FAIL headers and Total/Passed), with a run per test file",
+    )
+
+
+def _uvu_error(body: list[str]) -> tuple[str | None, str | None]:
+    """The line under the header: ``~> message  (is)`` or ``Expected ...:  (is)``."""
+    for line in body:
+        match = re.match(r"^\s*(?:~> )?(.+?)\s+\(([^()]+)\)\s*$", line)
+        if match:
+            return "Assertion", match[1]
+        if line.strip():
+            return split_error(line)
+    return None, None
+
+
+_TSC = re.compile(r"^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$")
+
+
+def read_tsc(report: str, *, root: Path) -> Truth:
+    """``tsc --pretty false``: one ``file(line,col): error TSnnnn: message`` line per error."""
+    errors = [m for m in map(_TSC.match, strip_ansi(report).splitlines()) if m]
+    return Truth(
+        ids=tuple(m[4] for m in errors),
+        error_type=errors[0][4] if errors else None,
+        message=errors[0][5] if errors else None,
+        failed=len(errors),
+        source="tsc --pretty false",
+    )
+
+
+
+def read_eslint(report: str, *, root: Path) -> Truth:
+    """``eslint --format json``: errors and warnings per file."""
+    data = _json_array(report)
+    problems = [m for f in data for m in f.get("messages", [])]
+    ids = [m.get("ruleId") or ("parsing" if m.get("fatal") else "") for m in problems]
+    first = problems[0] if problems else {}
+    return Truth(
+        ids=tuple(ids),
+        error_type=ids[0] if ids else None,
+        message=first.get("message"),
+        failed=len(problems),
+        source="eslint --format json",
+    )
+
+
+def _json_array(report: str) -> list[dict[str, Any]]:
+    """The JSON array eslint prints (npm's banner before it, warnings after it)."""
+    start = report.find("[{")
+    start = report.find("[]") if start < 0 else start
+    data, _ = json.JSONDecoder().raw_decode(report[start:])
+    return list(data)
+
+
+TRUTHS = {
+    "jest": make_truth(read_jest),
+    "vitest": make_truth(lambda report, root: read_jest(report, joiner=" > ", root=root)),
+    "mocha": make_truth(read_mocha),
+    "node-junit": make_truth(read_node_junit),
+    "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
+    "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),
+    "uvu": make_truth(read_uvu),
+    "tsc": make_truth(read_tsc),
+    "eslint": make_truth(read_eslint),
+}

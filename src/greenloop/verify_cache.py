@@ -1,0 +1,221 @@
+"""Reuse a green, trusted verifier run while nothing it could see has changed (issue 16).
+
+The key is a sha256 over greenloop's version, HEAD's tree, the content of every changed tracked and
+every untracked, non-ignored file (one ``git status --porcelain=v2 -z``), the resolved stages and the
+environment knobs that change a run. Entries live under ``<git common dir>/greenloop/cache/``, one
+file per key. Only a green run is reused, only within its time-to-live, and never for a key whose
+verdict has flipped (flaky) or whose tests were re-run by the runner itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from greenloop import __version__
+from greenloop.detect import Cascade
+from greenloop.git import git
+
+# Variables a verifier run depends on beyond the tree: the interpreter and tools found, the
+# options test runners read from the environment. Every GREENLOOP_* variable counts too.
+ENV_KNOBS = (
+    "PATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "NODE_OPTIONS",
+    "NODE_ENV",
+    "NODE_PATH",
+    "GOFLAGS",
+    "GOPATH",
+    "RUSTFLAGS",
+    "CARGO_TARGET_DIR",
+    "CI",
+)
+HASH_LIMIT = 16 * 1024 * 1024
+"""Files larger than this are keyed by size, mtime and inode instead of their content."""
+KEEP_S = 24 * 3600.0
+"""Entries older than this are deleted when a new one is written."""
+# pytest-rerunfailures' summary ("1 passed, 2 rerun"): the runner itself saw a flaky test.
+_RERUN = re.compile(r"\b\d+ rerun\b")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One verifier run, remembered under its key."""
+
+    key: str
+    verdict: str
+    at: float
+    """Wall-clock time (epoch seconds) the run started."""
+    duration_s: float
+    flaky: bool = False
+    """This key's verdict flipped, or the runner re-ran a test: never reused."""
+    summary: str = ""
+    """One line for the reply: what passed."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reuse:
+    entry: Entry
+    age_s: float
+
+    def describe(self) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(self.entry.at))
+        return (
+            f"green, reused: the verified run of {stamp} ({_age(self.age_s)} ago) saw this exact "
+            f"tree, stages and environment. {self.entry.summary}"
+        ).strip()
+
+    def as_json(self) -> dict[str, object]:
+        return {"at": self.entry.at, "age_s": round(self.age_s, 1), "key": self.entry.key}
+
+
+def _age(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def cache_dir(common_dir: Path) -> Path:
+    return common_dir / "greenloop" / "cache"
+
+
+def compute_key(
+    root: Path,
+    cascade: Cascade,
+    *,
+    timeout: float,
+    all_stages: bool,
+    environ: Mapping[str, str] = os.environ,
+    head: str | None = None,
+) -> str | None:
+    """The key of what a verifier run would see now; None when the tree can't be keyed.
+
+    ``head``: HEAD's tree id when already known (the check after a run: the verifier does not
+    commit), which saves a git process."""
+    tree = tree_state(root, head)
+    if tree is None:
+        return None
+    stages = [(s.name, s.display, s.fix, s.timeout) for s in cascade.stages]
+    knobs = sorted(
+        (k, v) for k, v in environ.items() if k in ENV_KNOBS or k.startswith("GREENLOOP_")
+    )
+    material = json.dumps([__version__, tree, stages, timeout, all_stages, knobs])
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def tree_state(root: Path, head: str | None = None) -> list[object] | None:
+    """HEAD's tree and every changed or untracked file's content hash, as git would show them."""
+    status = git(
+        root,
+        "--no-optional-locks",  # never take index.lock: the agent may be running git too
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=none",
+        "--no-renames",
+        check=False,
+    )
+    if status.exit_code != 0:
+        return None
+    changes = changed_paths(status.stdout)
+    if changes is None:
+        return None
+    files = [(path, file_hash(root / path)) for path in changes]
+    return [head or head_tree(root), files]
+
+
+def head_tree(root: Path) -> str:
+    out = git(root, "rev-parse", "-q", "--verify", "HEAD^{tree}", check=False)
+    return out.stdout.strip() if out.exit_code == 0 else "unborn"
+
+
+def changed_paths(porcelain: str) -> list[str] | None:
+    """Paths in ``git status --porcelain=v2 -z`` output; None when a submodule is involved."""
+    paths: list[str] = []
+    fields = porcelain.split("\0")
+    i = 0
+    while i < len(fields):
+        record = fields[i]
+        i += 1
+        kind = record[:1]
+        if kind == "?":
+            paths.append(record[2:])
+        elif kind in ("1", "2", "u"):
+            parts = record.split(" ", 10 if kind == "u" else 9 if kind == "2" else 8)
+            if parts[2].startswith("S"):
+                return None  # a submodule's work tree is beyond this key
+            paths.append(parts[-1])
+            if kind == "2":  # the source path follows: gone from the tree, or back as a new file
+                paths.append(fields[i])
+                i += 1
+    return sorted(paths)
+
+
+def file_hash(path: Path) -> str:
+    try:
+        info = path.lstat()
+        if os.path.islink(path):
+            return "link:" + os.readlink(path)
+        if not path.is_file():
+            return "other"
+        if info.st_size > HASH_LIMIT:
+            return f"stat:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_mode}"
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        return f"{info.st_mode & 0o111:o}:{digest}"
+    except FileNotFoundError:
+        return "deleted"
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+
+
+def lookup(directory: Path, key: str, *, ttl: float, now: float | None = None) -> Reuse | None:
+    """The green, trusted, non-flaky run of this key within ``ttl`` seconds, if any."""
+    entry = read_entry(directory, key)
+    if entry is None or entry.verdict != "green" or entry.flaky:
+        return None
+    age = (time.time() if now is None else now) - entry.at
+    return Reuse(entry=entry, age_s=age) if 0 <= age <= ttl else None
+
+
+def read_entry(directory: Path, key: str) -> Entry | None:
+    try:
+        data = json.loads((directory / f"{key}.json").read_text(encoding="utf-8"))
+        entry = Entry(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    return entry if entry.key == key else None
+
+
+def record(directory: Path, entry: Entry, *, output: str = "") -> Entry:
+    """Remember a run; a verdict that differs from this key's last one marks the key flaky."""
+    previous = read_entry(directory, entry.key)
+    flipped = previous is not None and previous.verdict != entry.verdict
+    rerun = bool(_RERUN.search(output[-4096:]))
+    flaky = entry.flaky or rerun or flipped or (previous is not None and previous.flaky)
+    stored = Entry(**(asdict(entry) | {"flaky": flaky}))
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".{entry.key}.{os.getpid()}"
+    tmp.write_text(json.dumps(asdict(stored)), encoding="utf-8")
+    os.replace(tmp, directory / f"{entry.key}.json")
+    _prune(directory, stored.at)
+    return stored
+
+
+def _prune(directory: Path, now: float) -> None:
+    for item in os.scandir(directory):
+        try:
+            if item.stat().st_mtime < now - KEEP_S:
+                os.unlink(item.path)
+        except OSError:
+            continue

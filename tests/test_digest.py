@@ -101,7 +101,7 @@ def test_progress_framing_counts_fixed_and_new_failures() -> None:
         )
     )
     digest = build_digest(result, root=root, history=history)
-    assert "1 of 2 previously failing now pass; 1 still fail." in digest.text
+    assert "1 of 2 previously failing now pass; 1 still fails." in digest.text
 
 
 def test_repeat_note_names_the_count_and_the_files_earlier_attempts_changed() -> None:

@@ -107,7 +107,7 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     verdict = run.verdict
     if verdict is Verdict.TIMEOUT:
         return (
-            f"The verifier timed out after {res.duration_s:.0f} s ({where}){subset} and was killed: "
+            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
             "likely an infinite loop or a hang in the code under test."
         )
     if verdict is Verdict.KILLED:
@@ -157,7 +157,7 @@ def _progress(failures: tuple[Failure, ...], history: History) -> str:
     parts = []
     if before:
         parts.append(
-            f"{len(fixed)} of {len(before)} previously failing now pass; {len(still)} still fail."
+            f"{len(fixed)} of {len(before)} previously failing now pass; {len(still)} still {'fails' if len(still) == 1 else 'fail'}."
         )
     if new:
         names = ", ".join(sorted(new)[:5]) + (f" (+{len(new) - 5} more)" if len(new) > 5 else "")

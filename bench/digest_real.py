@@ -33,7 +33,12 @@ def load_real() -> list[base.Case]:
     cases = []
     for path in sorted(REAL.glob("*/*/case.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        cases.append(base.Case(path.parent.parent.name, path.parent.name, data))
+        # name = runner/case: one project can have cases under several runners
+        cases.append(
+            base.Case(
+                path.parent.parent.name, f"{path.parent.parent.name}/{path.parent.name}", data
+            )
+        )
     return cases
 
 

@@ -254,7 +254,7 @@ def _doctest(lines: list[str]) -> tuple[tuple[str, ...], str]:
     body = [line.rstrip() for line in lines if line.strip()][:-1]
     start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
     message = " ".join(line.strip() for line in body[start:])
-    return tuple(body[:start][-6:] + body[start:][:9]), message
+    return tuple(body[:start][-4:] + body[start:][:9]), message
 
 
 def _failure(

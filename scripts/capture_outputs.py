@@ -198,6 +198,57 @@ add("pytest", "assert_dict_diff", fs, ["pytest"],
     facts(["tests/test_config.py::test_merge_overrides_port", "tests/test_config.py::test_tags_order"],
           "AssertionError", "Differing items", at(fs, "tests/test_config.py", "assert merged =="), 2))
 
+# a 1000-element list with one wrong element (issue 11): -vv prints both lists in full
+fs = P({
+    "src/pkg/ids.py": """
+        def ids(n):
+            out = list(range(n))
+            out[437] = -1  # bug
+            return out
+        """,
+    "tests/test_ids.py": """
+        from pkg.ids import ids
+
+
+        def test_ids_are_consecutive():
+            assert ids(1000) == list(range(1000))
+        """,
+})
+for name, argv in (("long_list", ["pytest"]), ("long_list_vv", ["pytest", "-vv"])):
+    add("pytest", name, fs, argv,
+        facts(["tests/test_ids.py::test_ids_are_consecutive"], "AssertionError",
+              "At index 437 diff: -1 != 437", at(fs, "tests/test_ids.py", "assert ids(1000)"), 1))
+
+# pytest 9 subtests (unittest subTest): one label fails; -q puts "N subtests passed" in the closing line
+fs = P({
+    "src/pkg/parse.py": """
+        def parse(text):
+            key, _, value = text.partition("=")
+            value = value.strip()
+            if value.count('"') != 2:  # bug: a multi-line string has three quotes on each side
+                raise ValueError(f"invalid: {text!r}")
+            return {key.strip(): value.strip('"')}
+        """,
+    "tests/test_data.py": """
+        import unittest
+
+        from pkg.parse import parse
+
+        VALID = {f"plain-{i:02}": f'k{i} = "v{i}"' for i in range(30)}
+        VALID["multiline-quotes-01"] = "k = " + '"' * 3 + "a" + '"' * 3
+
+
+        class TestData(unittest.TestCase):
+            def test_valid(self):
+                for label, text in VALID.items():
+                    with self.subTest(msg=label):
+                        self.assertTrue(parse(text))
+        """,
+})
+add("pytest", "subtests", fs, ["pytest", "-q"],
+    facts(["tests/test_data.py::TestData::test_valid [multiline-quotes-01]"], "ValueError",
+          "invalid: 'k = ", at(fs, "src/pkg/parse.py", "raise ValueError"), 1))
+
 # exception deep in a call chain: a.py -> b.py -> c.py raises TypeError
 fs = P({
     "src/pkg/a.py": """
@@ -1387,6 +1438,146 @@ fs = {
 esm_facts = facts(["range of 3", "range of 0"], "AssertionError", "Expected values to be strictly equal",
                   at(fs, "test/range.test.js", "assert.strictEqual(range(3)"), 2)
 add("node-test", "esm_spec", fs, ["node", "--test", "--test-reporter=spec"], esm_facts)
+
+# --------------------------------------------------------------------------
+# mocha, uvu, ava, tap (node-tap): one project, the same two failures in each runner's words
+# --------------------------------------------------------------------------
+CALC_JS = D("""
+    function add(a, b) {
+      return a - b;
+    }
+
+    function first(items) {
+      return items[0].value;
+    }
+
+    module.exports = { add, first };
+    """)
+JS_PKG = '{\n  "name": "jscalc",\n  "private": true\n}\n'
+fs = {
+    "package.json": JS_PKG,
+    "src/calc.js": CALC_JS,
+    "test/calc.test.js": D("""
+        const assert = require("node:assert");
+        const { add, first } = require("../src/calc");
+
+        describe("calc", () => {
+          it("adds two numbers", () => {
+            assert.strictEqual(add(2, 2), 4);
+          });
+
+          it("takes the first value", () => {
+            assert.strictEqual(first([]), undefined);
+          });
+
+          it("adds zero", () => {
+            assert.strictEqual(add(0, 0), 0);
+          });
+
+          it.skip("multiplies", () => {});
+        });
+        """),
+}
+mocha_facts = facts(["calc adds two numbers", "calc takes the first value"], "AssertionError",
+                    "Expected values to be strictly equal", at(fs, "test/calc.test.js", "add(2, 2), 4"), 2,
+                    counts={"passed": 1, "failed": 2, "skipped": 1})
+add("mocha", "spec", fs, ["mocha"], mocha_facts, link_node_modules=True)
+add("mocha", "json", fs, ["mocha", "--reporter", "json"],
+    dict(mocha_facts, message="Expected values to be strictly equal"), link_node_modules=True)
+fs_green = dict(fs, **{"src/calc.js": CALC_JS.replace("a - b", "a + b").replace(
+    "items[0].value", "items.length ? items[0].value : undefined")})
+add("mocha", "green", fs_green, ["mocha"], facts([], None, None, None, 0,
+    counts={"passed": 3, "failed": 0, "skipped": 1}), link_node_modules=True)
+
+UVU_TEST = D("""
+    const { test } = require("uvu");
+    const assert = require("uvu/assert");
+    const { add, first } = require("../src/calc");
+
+    test("adds two numbers", () => {
+      assert.is(add(2, 2), 4);
+    });
+
+    test("takes the first value", () => {
+      assert.is(first([]), undefined);
+    });
+
+    test("adds zero", () => {
+      assert.is(add(0, 0), 0);
+    });
+
+    test.skip("multiplies", () => {});
+
+    test.run();
+    """)
+fs = {"package.json": JS_PKG, "src/calc.js": CALC_JS, "tests/calc.js": UVU_TEST}
+add("uvu", "failures", fs, ["uvu", "tests"],
+    facts(["adds two numbers", "takes the first value"], None, "Expected values to be strictly equal",
+          at(fs, "tests/calc.js", "assert.is(add(2, 2), 4)"), 2,
+          counts={"passed": 1, "failed": 2, "skipped": 1}),
+    link_node_modules=True)
+fs_green = dict(fs, **{"src/calc.js": fs_green["src/calc.js"]})
+add("uvu", "green", fs_green, ["uvu", "tests"], facts([], None, None, None, 0,
+    counts={"passed": 3, "failed": 0, "skipped": 1}), link_node_modules=True)
+
+AVA_TEST = D("""
+    const test = require("ava");
+    const { add, first } = require("../src/calc");
+
+    test("adds two numbers", (t) => {
+      t.is(add(2, 2), 4);
+    });
+
+    test("takes the first value", (t) => {
+      t.is(first([]), undefined);
+    });
+
+    test("adds zero", (t) => {
+      t.is(add(0, 0), 0);
+    });
+
+    test.skip("multiplies", (t) => {
+      t.pass();
+    });
+    """)
+fs = {"package.json": JS_PKG, "src/calc.js": CALC_JS, "test/calc.test.js": AVA_TEST}
+add("ava", "failures", fs, ["ava"],
+    facts(["adds two numbers", "takes the first value"], None, "Difference (- actual, + expected)",
+          at(fs, "test/calc.test.js", "t.is(add(2, 2), 4)"), 2,
+          counts={"passed": 1, "failed": 2, "skipped": 1}),
+    link_node_modules=True)
+fs_green = dict(fs, **{"src/calc.js": fs_green["src/calc.js"]})
+add("ava", "green", fs_green, ["ava"], facts([], None, None, None, 0,
+    counts={"passed": 3, "failed": 0, "skipped": 1}), link_node_modules=True)
+
+TAP_TEST = D("""
+    const t = require("tap");
+    const { add, first } = require("../src/calc");
+
+    t.test("adds two numbers", async (t) => {
+      t.equal(add(2, 2), 4);
+    });
+
+    t.test("takes the first value", async (t) => {
+      t.equal(first([]), undefined);
+    });
+
+    t.test("adds zero", async (t) => {
+      t.equal(add(0, 0), 0);
+    });
+
+    t.test("multiplies", { skip: "later" }, async () => {});
+    """)
+fs = {"package.json": JS_PKG, "src/calc.js": CALC_JS, "test/calc.test.js": TAP_TEST}
+add("tap", "failures", fs, ["tap", "--disable-coverage", "test/calc.test.js"],
+    facts(["adds two numbers", "takes the first value"], None, "should be equal",
+          at(fs, "test/calc.test.js", "t.equal(add(2, 2), 4)"), 2,
+          counts={"passed": 1, "failed": 2, "skipped": 1}),
+    link_node_modules=True)
+fs_green = dict(fs, **{"src/calc.js": fs_green["src/calc.js"]})
+add("tap", "green", fs_green, ["tap", "--disable-coverage", "test/calc.test.js"],
+    facts([], None, None, None, 0, counts={"passed": 3, "failed": 0, "skipped": 1}),
+    link_node_modules=True)
 
 # --------------------------------------------------------------------------
 # cargo

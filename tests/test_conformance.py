@@ -42,18 +42,7 @@ _NO_PARSER_UVU = "no uvu parser: counts 0, first failure outside the tail (FINDI
 _NO_PARSER_MOCHA = "no mocha parser: counts 0, first failure cut (FINDINGS-js.md)"
 _NO_PARSER_AVA = "no ava parser: counts 0 (FINDINGS-js.md)"
 _NO_PARSER_TAP = "no tap parser: counts 0, failing file lost (FINDINGS-js.md)"
-COVERAGE_SECTION = (
-    "pytest-cov's `coverage: platform …` section read as a failing test (parsers/pytest.py, #11)"
-)
 KNOWN_WRONG: dict[str, str] = {
-    "pytest/cachetools-1": COVERAGE_SECTION,
-    "pytest/cachetools-2": COVERAGE_SECTION,
-    "pytest/cachetools-3": COVERAGE_SECTION,
-    "pytest/cachetools-4": COVERAGE_SECTION,
-    "pytest/cachetools-5": COVERAGE_SECTION,
-    "pytest/humanize-1": COVERAGE_SECTION,
-    "pytest/humanize-2": COVERAGE_SECTION,
-    "pytest/humanize-3": COVERAGE_SECTION,
     "go-test/btree-0": _GO_QUIET,
     "go-test/go-humanize-0": _GO_QUIET,
     "go-test/httprouter-0": _GO_QUIET,

@@ -44,3 +44,5 @@ class RunState:
     """Failing tests since the last full run: the next failing-first selection."""
     flaky: list[str] = field(default_factory=list)
     last_subset: bool = False
+    phase: Progress = field(default=lambda label: None)
+    """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""

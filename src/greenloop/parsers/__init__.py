@@ -40,6 +40,10 @@ PARSERS: dict[str, str] = {
     "black": "python_lint:parse_black",
     "cargo": "rust:parse",
     "js": "js:parse",
+    "mocha": "mocha:parse",
+    "uvu": "uvu:parse",
+    "ava": "ava:parse",
+    "tap": "tap:parse",
     "go": "go:parse",
     "ruby": "ruby:parse",
     "native": "native:parse",
@@ -63,6 +67,10 @@ COMMAND_WORDS: dict[str, str] = {
     **dict.fromkeys(
         ("tsc", "eslint", "prettier", "jest", "vitest", "node", "tsx", "vue-tsc"), "js"
     ),
+    **dict.fromkeys(("mocha", "_mocha"), "mocha"),
+    "uvu": "uvu",
+    "ava": "ava",
+    "tap": "tap",
     "go": "go",
     **dict.fromkeys(("rspec", "rake", "ruby", "rails", "minitest"), "ruby"),
     **dict.fromkeys(
@@ -134,5 +142,7 @@ def _sum_counts(counts: list[Counts]) -> Counts:
         xfailed=sum(c.xfailed for c in counts),
         xpassed=sum(c.xpassed for c in counts),
         warnings=sum(c.warnings for c in counts),
+        subtests_passed=sum(c.subtests_passed for c in counts),
+        subtests_failed=sum(c.subtests_failed for c in counts),
         summary_seen=all(c.summary_seen for c in counts),
     )

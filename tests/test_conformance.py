@@ -38,10 +38,8 @@ _GO_QUIET = (
     "go.py: a quiet `go test ./...` (ok lines, no -v) counts 0 ran -> UNTRUSTED (FINDINGS-js.md)"
 )
 _GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
-_NO_PARSER_UVU = "no uvu parser: counts 0, first failure outside the tail (FINDINGS-js.md)"
-_NO_PARSER_MOCHA = "no mocha parser: counts 0, first failure cut (FINDINGS-js.md)"
-_NO_PARSER_AVA = "no ava parser: counts 0 (FINDINGS-js.md)"
-_NO_PARSER_TAP = "no tap parser: counts 0, failing file lost (FINDINGS-js.md)"
+_TAP_NESTED = "tap parser: tap 16's nested TAP 13 (npx tap, no TTY) counted 0 (FINDINGS-js.md)"
+_UVU_FRAME = "uvu parser: the project frame of the first failure not in the digest (FINDINGS-js.md)"
 KNOWN_WRONG: dict[str, str] = {
     "go-test/btree-0": _GO_QUIET,
     "go-test/go-humanize-0": _GO_QUIET,
@@ -49,43 +47,16 @@ KNOWN_WRONG: dict[str, str] = {
     "go-test/xxhash-0": _GO_QUIET,
     "go-test/xxhash-1": _GO_PARENT,
     "go-test/xxhash-2": _GO_PARENT,
-    "ava/camelcase-0": _NO_PARSER_AVA,
-    "ava/camelcase-1": _NO_PARSER_AVA,
-    "ava/camelcase-2": _NO_PARSER_AVA,
-    "ava/camelcase-3": _NO_PARSER_AVA,
-    "ava/camelcase-4": _NO_PARSER_AVA,
-    "ava/escape-string-regexp-0": _NO_PARSER_AVA,
-    "ava/escape-string-regexp-1": _NO_PARSER_AVA,
-    "ava/escape-string-regexp-2": _NO_PARSER_AVA,
-    "ava/escape-string-regexp-3": _NO_PARSER_AVA,
     "go-test/mux-0": _GO_QUIET,
     "go-test/mux-1": _GO_PARENT,
     "go-test/mux-2": _GO_PARENT,
     "go-test/mux-3": _GO_PARENT,
-    "mocha/bytes-0": _NO_PARSER_MOCHA,
-    "mocha/bytes-1": _NO_PARSER_MOCHA,
-    "mocha/bytes-2": _NO_PARSER_MOCHA,
-    "mocha/bytes-3": _NO_PARSER_MOCHA,
-    "mocha/vary-0": _NO_PARSER_MOCHA,
-    "mocha/vary-1": _NO_PARSER_MOCHA,
-    "mocha/vary-2": _NO_PARSER_MOCHA,
-    "mocha/vary-3": _NO_PARSER_MOCHA,
-    "tap/ini-0": _NO_PARSER_TAP,
-    "tap/ini-1": _NO_PARSER_TAP,
-    "tap/ini-2": _NO_PARSER_TAP,
-    "tap/ini-3": _NO_PARSER_TAP,
-    "tap/ini-4": _NO_PARSER_TAP,
-    "uvu/dequal-0": _NO_PARSER_UVU,
-    "uvu/dequal-1": _NO_PARSER_UVU,
-    "uvu/dequal-2": _NO_PARSER_UVU,
-    "uvu/dequal-3": _NO_PARSER_UVU,
-    "uvu/kleur-0": _NO_PARSER_UVU,
-    "uvu/kleur-1": _NO_PARSER_UVU,
-    "uvu/kleur-2": _NO_PARSER_UVU,
-    "uvu/klona-0": _NO_PARSER_UVU,
-    "uvu/klona-1": _NO_PARSER_UVU,
-    "uvu/klona-2": _NO_PARSER_UVU,
-    "uvu/klona-3": _NO_PARSER_UVU,
+    "tap/ini-0": _TAP_NESTED,
+    "tap/ini-1": _TAP_NESTED,
+    "tap/ini-2": _TAP_NESTED,
+    "tap/ini-3": _TAP_NESTED,
+    "tap/ini-4": _TAP_NESTED,
+    "uvu/dequal-2": _UVU_FRAME,
 }
 
 

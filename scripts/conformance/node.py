@@ -148,6 +148,11 @@ def _node_error(body: str) -> tuple[str | None, str | None]:
 def read_tap(report: str, *, root: Path, source: str) -> Truth:
     """ava ``--tap`` / tap ``-R tap``: the leaf ``not ok`` points and their YAML blocks."""
     failures, tally = tap_failures(report)
+    if source.startswith("ava"):  # "<file> exited with a non-zero exit code" follows the real error
+        exits = [f for f in failures if re.search(r" exited with a non-zero exit code: \d+$", f[0])]
+        if exits and len(exits) < len(failures):
+            failures = [f for f in failures if f not in exits]
+            tally["fail"] -= len(exits)
     error_type = message = None
     if failures:
         yaml = failures[0][1]

@@ -57,6 +57,14 @@ KNOWN_WRONG: dict[str, str] = {
     "tap/ini-3": _TAP_NESTED,
     "tap/ini-4": _TAP_NESTED,
     "uvu/dequal-2": _UVU_FRAME,
+    "unittest/more-itertools-2": (
+        "unittest parser: passed = ran - failures - errors, but 4 of the 9 errors are subtests of"
+        " one test (unittest counts each): 892 passed where 896 tests passed (#11, subtests)"
+    ),
+    "pytest/inflection-3": (
+        "parsers/pytest.py: pytest-mypy's items are named by their section headers ('test session',"
+        " '[mypy] inflection/__init__.py'), not their node ids (mypy-status, ::mypy) (#11)"
+    ),
 }
 
 
@@ -145,11 +153,14 @@ def phantoms(failures: list[dict[str, Any]], truth: list[str]) -> list[str]:
 
 
 def count_mismatches(expected: dict[str, int] | None, counts: dict[str, Any]) -> list[str]:
-    """passed, failed (+ errors) and skipped (+ xfailed) as the runner's report counts them."""
+    """passed, failed (+ errors) and skipped (+ xfailed) as the runner's report counts them.
+
+    pytest 9's JUnit XML lists every subtest as a test case: its passed subtests count as passed.
+    """
     if not expected:
         return []
     got = {
-        "passed": counts["passed"] + counts["xpassed"],
+        "passed": counts["passed"] + counts["xpassed"] + counts["subtests_passed"],
         "failed": counts["failed"] + counts["errors"],
         "skipped": counts["skipped"] + counts["xfailed"],
     }

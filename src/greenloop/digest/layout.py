@@ -198,8 +198,9 @@ def _env_advice(run: StageRun, root: Path) -> str:
         lines.append(
             f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
-    elif run.result.exit_code == 127:
-        lines.append(f"Install `{run.stage.argv[0]}` or fix the command, then re-run.")
+    elif c.missing_command or run.result.exit_code == 127:
+        tool = c.missing_command or run.stage.argv[0]  # `sh -c "ruff ."`: ruff is missing, not sh
+        lines.append(f"Install `{tool}` or fix the command, then re-run.")
     else:
         lines.append("Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")

@@ -43,4 +43,6 @@ class RunState:
     targets: dict[str, Failure] = field(default_factory=dict)
     """Failing tests since the last full run: the next failing-first selection."""
     flaky: list[str] = field(default_factory=list)
+    by_products: set[str] = field(default_factory=set)
+    """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False

@@ -98,3 +98,60 @@ def write_tasks(tmp: Path, marker: Path) -> tuple[Path, list[Path]]:
 def latest_results(out: Path) -> dict[str, str]:
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {r["id"]: r["result"] for r in rows}
+
+
+# greenloop bench: a small project whose tests catch most single-site bugs
+LIB = """\
+def clamp(value, low, high):
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+def total(items):
+    result = 0
+    for item in items:
+        result = result + item
+    return result
+
+
+def is_adult(age):
+    return age >= 18
+"""
+TEST_LIB = """\
+from lib import clamp, is_adult, total
+
+
+def test_clamp():
+    assert clamp(5, 0, 10) == 5
+    assert clamp(-1, 0, 10) == 0
+    assert clamp(11, 0, 10) == 10
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+
+def test_adult():
+    assert is_adult(18) and not is_adult(17)
+
+
+if __name__ == "__main__":
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_"):
+            fn()
+"""
+
+
+def make_project(tmp: Path) -> Path:
+    root = tmp / "project"
+    root.mkdir()
+    (root / "lib.py").write_text(LIB)
+    (root / "test_lib.py").write_text(TEST_LIB)
+    (root / ".gitignore").write_text("__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=d", "-c", "user.email=d@x", "commit", "-qm", "init")
+    return root

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ from pathlib import Path
 import pytest
 import ray
 
-from batch_fixtures import EXPECTED, FIX, fingerprint, make_calc_repo, write_tasks
+from batch_fixtures import EXPECTED, FIX, fingerprint, make_calc_repo, make_project, write_tasks
 from greenloop.batch.run import BatchResult, run_batch
+from greenloop.bench.run import run_bench
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +84,17 @@ def test_batch_ray_retries_a_task_whose_worker_was_killed_mid_task(
     runner.join(timeout=180)
 
     assert [(r["id"], r["result"], r["attempt"]) for r in done[0].ran] == [("victim", "success", 2)]
+
+
+def test_bench_runs_its_mutants_through_the_ray_executor(cluster: None, tmp_path: Path) -> None:
+    steps = tmp_path / "noop.json"
+    steps.write_text("[]")
+    data = run_bench(
+        make_project(tmp_path), agents=[f"scripted:{steps}"], out=tmp_path / "bench", mutants=10,
+        command=(sys.executable, "-B", "test_lib.py"), executor="ray", overrides={"max_iters": 1},
+    )  # fmt: skip
+    assert len(data["mutants"]) == 10
+    (agent,) = data["agents"]
+    assert (agent["solved"], agent["total"]) == (0, 10)
+    rows = (tmp_path / "bench" / "batch" / "results.jsonl").read_text().splitlines()
+    assert {json.loads(r)["executor"] for r in rows} == {"ray"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -16,6 +15,8 @@ from greenloop.detect import Cascade, detect_cascade
 from greenloop.errors import FatalError
 
 if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
+    import argparse
+
     from greenloop.digest import Digest
     from greenloop.verify import CheckResult
 
@@ -64,9 +65,16 @@ def run_or_reuse(
 ) -> CheckResult | verify_cache.Reuse:
     """The cascade's run, or the green run of this exact tree reused from ``store`` (issue 16)."""
 
+    head = verify_cache.head_tree(root) if store else None
+
     def key_now() -> str | None:
         return verify_cache.compute_key(
-            root, cascade, timeout=config.timeout, all_stages=config.all_stages, environ=environ
+            root,
+            cascade,
+            timeout=config.timeout,
+            all_stages=config.all_stages,
+            environ=environ,
+            head=head,
         )
 
     key = key_now() if store else None

@@ -70,12 +70,13 @@ def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
     if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
         return None
-    import argparse
+    from types import SimpleNamespace  # argparse's Namespace without importing argparse
+    from typing import cast
 
     handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
-    return argparse.Namespace(
-        repo=".", verbose=0, command=[], handler=handler, event="claude-stop", cache=not argv[2:]
-    )
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop"}
+    args = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])
+    return cast("argparse.Namespace", args)
 
 
 def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_detect,
         _add_run,
         _add_batch,
+        _add_bench,
         _add_report,
         _add_runs,
         _add_recover,
@@ -274,6 +276,18 @@ def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
+def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.bench.cli import add_arguments
+
+    p = sub.add_parser(
+        "bench",
+        help="seeded bugs in your own repository, run through batch: which agent fixes them",
+        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]",
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))
 
 
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

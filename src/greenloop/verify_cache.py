@@ -95,9 +95,13 @@ def compute_key(
     timeout: float,
     all_stages: bool,
     environ: Mapping[str, str] = os.environ,
+    head: str | None = None,
 ) -> str | None:
-    """The key of what a verifier run would see now; None when the tree can't be keyed."""
-    tree = tree_state(root)
+    """The key of what a verifier run would see now; None when the tree can't be keyed.
+
+    ``head``: HEAD's tree id when already known (the check after a run: the verifier does not
+    commit), which saves a git process."""
+    tree = tree_state(root, head)
     if tree is None:
         return None
     stages = [(s.name, s.display, s.fix, s.timeout) for s in cascade.stages]
@@ -108,9 +112,8 @@ def compute_key(
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def tree_state(root: Path) -> list[object] | None:
+def tree_state(root: Path, head: str | None = None) -> list[object] | None:
     """HEAD's tree and every changed or untracked file's content hash, as git would show them."""
-    head = git(root, "rev-parse", "-q", "--verify", "HEAD^{tree}", check=False)
     status = git(
         root,
         "--no-optional-locks",  # never take index.lock: the agent may be running git too
@@ -128,7 +131,12 @@ def tree_state(root: Path) -> list[object] | None:
     if changes is None:
         return None
     files = [(path, file_hash(root / path)) for path in changes]
-    return [head.stdout.strip() if head.exit_code == 0 else "unborn", files]
+    return [head or head_tree(root), files]
+
+
+def head_tree(root: Path) -> str:
+    out = git(root, "rev-parse", "-q", "--verify", "HEAD^{tree}", check=False)
+    return out.stdout.strip() if out.exit_code == 0 else "unborn"
 
 
 def changed_paths(porcelain: str) -> list[str] | None:

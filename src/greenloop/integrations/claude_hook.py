@@ -8,10 +8,7 @@ The hook never crashes open: whatever goes wrong allows the stop and says why.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
-import logging
 import os
 import re
 import sys
@@ -23,10 +20,11 @@ from typing import TYPE_CHECKING
 from greenloop.errors import FatalError
 
 if TYPE_CHECKING:
+    import argparse
+
     from greenloop.digest import Digest
     from greenloop.verify import CheckResult
 
-log = logging.getLogger(__name__)
 MESSAGE_CHARS = 4000  # a systemMessage is for a human glancing at the terminal
 
 
@@ -88,7 +86,9 @@ def run_hook(
     except FatalError as exc:
         return _allow(f"{exc}\n(the stop is allowed)")
     except Exception as exc:
-        log.debug("hook failed", exc_info=True)
+        import logging  # only here: the hook runs on every agent turn (issue 16)
+
+        logging.getLogger(__name__).debug("hook failed", exc_info=True)
         return _allow(f"internal error in the Stop hook: {exc!r}; the stop is allowed.")
 
 
@@ -191,6 +191,8 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
         return Path(lines[0]), Path(lines[1]) / "greenloop" / "hooks"
     root = cwd.resolve()
     cache = Path(environ.get("XDG_CACHE_HOME") or Path(environ.get("HOME", "~")) / ".cache")
+    import hashlib
+
     key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     return root, cache.expanduser() / "greenloop" / "hooks" / key
 
@@ -206,7 +208,11 @@ def _diff(root: Path) -> str | None:
 
 def _safe_name(session_id: str) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]", "_", session_id).lstrip(".")
-    return name[:100] or hashlib.sha256(session_id.encode()).hexdigest()[:16]
+    if name:
+        return name[:100]
+    import hashlib
+
+    return hashlib.sha256(session_id.encode()).hexdigest()[:16]
 
 
 def load_state(path: Path) -> HookState:

@@ -1,0 +1,90 @@
+"""``greenloop bench`` end to end: a fixture project, real git, real shell agents (oracle, no-op,
+cheat) through the real batch, and what a seeded workspace must not contain."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from batch_fixtures import LIB, git, make_project
+from greenloop.bench import score, seed
+from greenloop.bench.mutate import mutants_of
+from greenloop.bench.run import run_bench
+from greenloop.config import Config
+
+ORACLE = """\
+import json, os, sys
+from pathlib import Path
+mutant = Path.cwd().name.rsplit(".a", 1)[0]
+answer = json.loads(Path(sys.argv[1], mutant + ".json").read_text())
+path = Path(answer["path"])
+lines = path.read_text().splitlines(keepends=True)
+row = lines[answer["line"] - 1].encode()
+col = answer["col"]
+assert row[col : col + len(answer["old"].encode())] == answer["old"].encode()
+lines[answer["line"] - 1] = (row[:col] + answer["new"].encode() + row[col + len(answer["old"].encode()):]).decode()
+path.write_text("".join(lines))
+"""
+VERIFY = (sys.executable, "-B", "test_lib.py")
+
+
+def test_bench_scores_oracle_noop_and_cheat_agents_and_leaves_no_trace(tmp_path: Path) -> None:
+    root = make_project(tmp_path)
+    oracle = tmp_path / "oracle.py"
+    oracle.write_text(ORACLE)
+    out = tmp_path / "bench"
+    agents = [
+        f"{sys.executable} {oracle} {out / 'answers'}",
+        "true",
+        "printf 'print(1)\\n' > test_lib.py",
+    ]
+
+    data = run_bench(
+        root, agents=agents, out=out, mutants=4, seed_value=7, command=VERIFY, workers=2,
+        overrides={"max_iters": 2},
+    )  # fmt: skip
+
+    oracle_score, noop, cheat = data["agents"]
+    assert (oracle_score["solved"], oracle_score["total"]) == (4, 4)
+    assert (noop["solved"], noop["by_result"]) == (0, {"stalled": 4})
+    assert (cheat["solved"], cheat["cheat_attempts"]) == (0, 4)
+    assert data["pairs"][0]["only_first"] == 4
+    assert data["pairs"][0]["mcnemar_p"] == 0.125
+    assert git(root, "status", "--porcelain") == ""  # the user's repository untouched
+
+    again = seed.select(
+        out / "clean", seed.candidate_mutants(out / "clean", ["lib.py", "test_lib.py"], []),
+        n=4, seed=7, command=VERIFY, config=Config(), max_failing=5,
+    )  # fmt: skip
+    assert [m.id for m in again.kept] == [m["id"] for m in data["mutants"]]  # same seed, same tasks
+
+    for mutant in data["mutants"]:
+        work = out / "batch" / "work" / f"{mutant['id']}.a1"  # the no-op agent's workspace
+        answer = json.loads((out / "answers" / f"{mutant['id']}.json").read_text())
+        original_line = LIB.splitlines()[answer["line"] - 1]
+        assert git(work, "rev-list", "--all", "--count").strip() == "1"
+        assert git(work, "fsck", "--lost-found", "--no-progress").strip() == ""
+        assert not (out / "mutants" / mutant["id"] / ".git" / "logs").exists()
+        files = subprocess.run(
+            ["grep", "-rlF", "--", original_line.strip(), "."], cwd=work, capture_output=True,
+            text=True, check=False,
+        ).stdout  # fmt: skip
+        assert ".git" not in files
+        assert "lib.py" not in files.split()
+
+
+def test_bench_mutations_skip_tests_and_strings() -> None:
+    text = 'def f(x):\n    s = "a < b"  # x < 1\n    return x < 1\n'
+    kinds = {(m.kind, m.old, m.new) for m in mutants_of("pkg/mod.py", text)}
+    assert ("compare", "<", "<=") in kinds
+    assert all(m.line == 3 for m in mutants_of("pkg/mod.py", text))  # not the string or comment
+    assert seed.candidate_mutants(Path("."), ["tests/test_x.py", "conftest.py"], []) == []
+
+
+def test_bench_wilson_and_mcnemar_match_known_values() -> None:
+    assert score.wilson(4, 4) == (0.5101, 1.0)
+    assert score.wilson(0, 10) == (0.0, 0.2775)
+    assert score.mcnemar_exact(4, 0) == 0.125
+    assert score.mcnemar_exact(3, 3) == 1.0

@@ -198,6 +198,57 @@ add("pytest", "assert_dict_diff", fs, ["pytest"],
     facts(["tests/test_config.py::test_merge_overrides_port", "tests/test_config.py::test_tags_order"],
           "AssertionError", "Differing items", at(fs, "tests/test_config.py", "assert merged =="), 2))
 
+# a 1000-element list with one wrong element (issue 11): -vv prints both lists in full
+fs = P({
+    "src/pkg/ids.py": """
+        def ids(n):
+            out = list(range(n))
+            out[437] = -1  # bug
+            return out
+        """,
+    "tests/test_ids.py": """
+        from pkg.ids import ids
+
+
+        def test_ids_are_consecutive():
+            assert ids(1000) == list(range(1000))
+        """,
+})
+for name, argv in (("long_list", ["pytest"]), ("long_list_vv", ["pytest", "-vv"])):
+    add("pytest", name, fs, argv,
+        facts(["tests/test_ids.py::test_ids_are_consecutive"], "AssertionError",
+              "At index 437 diff: -1 != 437", at(fs, "tests/test_ids.py", "assert ids(1000)"), 1))
+
+# pytest 9 subtests (unittest subTest): one label fails; -q puts "N subtests passed" in the closing line
+fs = P({
+    "src/pkg/parse.py": """
+        def parse(text):
+            key, _, value = text.partition("=")
+            value = value.strip()
+            if value.count('"') != 2:  # bug: a multi-line string has three quotes on each side
+                raise ValueError(f"invalid: {text!r}")
+            return {key.strip(): value.strip('"')}
+        """,
+    "tests/test_data.py": """
+        import unittest
+
+        from pkg.parse import parse
+
+        VALID = {f"plain-{i:02}": f'k{i} = "v{i}"' for i in range(30)}
+        VALID["multiline-quotes-01"] = "k = " + '"' * 3 + "a" + '"' * 3
+
+
+        class TestData(unittest.TestCase):
+            def test_valid(self):
+                for label, text in VALID.items():
+                    with self.subTest(msg=label):
+                        self.assertTrue(parse(text))
+        """,
+})
+add("pytest", "subtests", fs, ["pytest", "-q"],
+    facts(["tests/test_data.py::TestData::test_valid [multiline-quotes-01]"], "ValueError",
+          "invalid: 'k = ", at(fs, "src/pkg/parse.py", "raise ValueError"), 1))
+
 # exception deep in a call chain: a.py -> b.py -> c.py raises TypeError
 fs = P({
     "src/pkg/a.py": """

@@ -1,13 +1,23 @@
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 PY = sys.executable
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_works() -> Iterator[None]:
+    """Started as ``nohup … &`` the suite inherits SIGINT ignored, and so would every process it
+    starts (an ignored signal survives exec): tests that press Ctrl-C need it back (issue 13)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def _git(root: Path, *args: str) -> str:

@@ -169,3 +169,32 @@ def test_repo_without_any_verifier_says_how_to_configure_one(
     out = greenloop(make_repo({"notes.txt": "hello\n"}), "detect")
     assert out.returncode == 2
     assert "[[tool.greenloop.stage]]" in out.stderr
+
+
+FLAT = {
+    "pyproject.toml": '[project]\nname = "flatpkg"\nversion = "0.1"\n',
+    ".gitignore": ".venv/\n",
+    "flatpkg/__init__.py": CALC,
+    "tests/test_flat.py": "from flatpkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+
+
+def flat_layout_repo(make_repo: Callable[..., Path]) -> Path:
+    """A package at the root, not installed, no conftest.py, and a .venv whose python is ours."""
+    root = make_repo(FLAT)
+    venv_python = root / ".venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text(f'#!/bin/sh\nexec {PY} "$@"\n')
+    venv_python.chmod(0o755)
+    return root
+
+
+def test_check_goes_green_in_a_flat_layout_with_the_detected_python_m_pytest(
+    make_repo: Callable[..., Path],
+) -> None:
+    # bare `pytest` fails there with ModuleNotFoundError: flatpkg (tests/ goes on sys.path, not the root)
+    root = flat_layout_repo(make_repo)
+    out = greenloop(root, "check")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "test     .venv/bin/python -m pytest  (" in out.stdout
+    assert "The verifier passed" in out.stdout

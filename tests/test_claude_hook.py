@@ -168,3 +168,15 @@ def test_a_cwd_outside_git_keeps_its_state_in_the_cache_dir(tmp_path: Path) -> N
     out = hook(stop_event(root), env={**os.environ, "XDG_CACHE_HOME": str(cache)})
     assert reply(out)["decision"] == "block"
     assert list(cache.glob("greenloop/hooks/*/sess-1.json"))
+
+
+def test_stop_is_allowed_in_a_green_flat_layout_repo_with_detection_only(
+    make_repo: Callable[..., Path],
+) -> None:
+    # no configured command: detection must pick `python -m pytest`, or the package doesn't import
+    from test_check import flat_layout_repo
+
+    root = flat_layout_repo(make_repo)
+    out = hook(stop_event(root))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "", out.stdout

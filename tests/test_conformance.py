@@ -38,18 +38,7 @@ _GO_QUIET = (
     "go.py: a quiet `go test ./...` (ok lines, no -v) counts 0 ran -> UNTRUSTED (FINDINGS-js.md)"
 )
 _GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
-COVERAGE_SECTION = (
-    "pytest-cov's `coverage: platform …` section read as a failing test (parsers/pytest.py, #11)"
-)
 KNOWN_WRONG: dict[str, str] = {
-    "pytest/cachetools-1": COVERAGE_SECTION,
-    "pytest/cachetools-2": COVERAGE_SECTION,
-    "pytest/cachetools-3": COVERAGE_SECTION,
-    "pytest/cachetools-4": COVERAGE_SECTION,
-    "pytest/cachetools-5": COVERAGE_SECTION,
-    "pytest/humanize-1": COVERAGE_SECTION,
-    "pytest/humanize-2": COVERAGE_SECTION,
-    "pytest/humanize-3": COVERAGE_SECTION,
     "go-test/btree-0": _GO_QUIET,
     "go-test/go-humanize-0": _GO_QUIET,
     "go-test/httprouter-0": _GO_QUIET,

@@ -72,6 +72,10 @@ def test_demo_fixes_both_bugs_in_two_commits_and_keeps_the_repo(tmp_path: Path) 
     assert "test_ten_percent_off" not in second.split("model:")[0]
     assert re.search(r"\b1 failed, [37] passed", second)  # 3: only the previously failing re-ran
     assert "3 of 4 previously failing now pass" in second
+    # the model's narration comes before the tool calls it announces
+    model = [line for line in first.splitlines() if line.startswith("  model: ")]
+    assert model[0].startswith("  model: Three of the four failures are wrong discounts"), model
+    assert model[1].startswith("  model: read_file"), model
     assert "failing: 4 → 1 → green" in out
     assert "SUCCESS" in out
     kept = Path(re.search(r"The demo repository is kept: (\S+)", out)[1])  # type: ignore[index]
@@ -141,6 +145,21 @@ def test_demo_without_pytest_says_so_and_exits_2(tmp_path: Path) -> None:
     assert "pytest" in proc.stderr
     assert "not installed" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_demo_names_every_missing_dependency_in_one_message(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['pytest'] = sys.modules['openai'] = None; "
+        "from greenloop.cli import main; sys.exit(main(['demo']))"
+    )
+    proc = subprocess.run(
+        [PY, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert "pytest" in proc.stderr
+    assert "openai" in proc.stderr
+    assert "pip install 'greenloop[demo]'" in proc.stderr
+    assert proc.stderr.count("\n") == 1  # one message
 
 
 def test_demo_without_the_openai_sdk_names_the_llm_extra_and_exits_2(tmp_path: Path) -> None:

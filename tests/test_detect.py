@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.config import Config, StageSpec
-from greenloop.detect import command_from_args, detect_cascade
+from greenloop.detect import command_from_args, detect_cascade, python_interpreter
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -73,13 +73,28 @@ def test_project_files_pick_the_test_runner(
 
 def test_lint_and_type_stages_come_first_and_respect_mypy_files(tmp_path: Path) -> None:
     # the project's own virtualenv has the tools (detection prefers it over PATH)
-    write(tmp_path, {".venv/bin/ruff": "", ".venv/bin/mypy": "", ".venv/bin/pytest": ""})
+    write(tmp_path, {".venv/bin/ruff": "", ".venv/bin/mypy": "", ".venv/bin/python": ""})
     write(tmp_path, {"pyproject.toml": "[tool.ruff]\n[tool.mypy]\nstrict = true\n"})
     names = stages(tmp_path)
     assert names == [
         ("lint", ".venv/bin/ruff check ."),
         ("type", ".venv/bin/mypy ."),
-        ("test", ".venv/bin/pytest"),
+        ("test", ".venv/bin/python -m pytest"),
     ]
     write(tmp_path, {"pyproject.toml": '[tool.ruff]\n[tool.mypy]\nfiles = ["src"]\n'})
     assert stages(tmp_path)[1][1].endswith("mypy")
+
+
+def test_detect_runs_pytest_through_the_interpreter_of_the_pytest_on_path_as_typed(
+    tmp_path: Path,
+) -> None:
+    # `python -m pytest` puts the repo root on sys.path (a flat layout imports); shown as typed
+    bin_dir = tmp_path / "bin"
+    write(bin_dir, {"pytest": f"#!{bin_dir}/python3\nimport pytest\n", "python3": ""})
+    found = {"pytest": str(bin_dir / "pytest"), "python3": str(bin_dir / "python3")}
+    assert python_interpreter(tmp_path, found.get) == ("python3",)
+    elsewhere = {"pytest": str(bin_dir / "pytest"), "python3": "/usr/bin/python3"}
+    assert python_interpreter(tmp_path, elsewhere.get) == (f"{bin_dir}/python3",)
+    write(bin_dir, {"pytest": "#!/usr/bin/env python3\n"})
+    assert python_interpreter(tmp_path, found.get) == ("python3",)
+    assert python_interpreter(tmp_path, {}.get) == ("python3",)

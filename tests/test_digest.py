@@ -101,7 +101,7 @@ def test_progress_framing_counts_fixed_and_new_failures() -> None:
         )
     )
     digest = build_digest(result, root=root, history=history)
-    assert "1 of 2 previously failing now pass; 1 still fail." in digest.text
+    assert "1 of 2 previously failing now pass; 1 still fails." in digest.text
 
 
 def test_repeat_note_names_the_count_and_the_files_earlier_attempts_changed() -> None:
@@ -163,3 +163,70 @@ def test_github_format_emits_error_annotations_with_file_and_line() -> None:
     result, root = load("tsc", "default")
     out = render_github(result, build_digest(result, root=root))
     assert "::error file=src/main.ts,line=4,col=20," in out
+
+
+@pytest.mark.parametrize("case", ["long_list", "long_list_vv"])
+def test_digest_of_a_1000_element_list_keeps_the_differing_index_under_300_tokens(
+    case: str,
+) -> None:
+    # issue 11: -vv prints both lists in full; the explanation line must survive, the reprs not
+    result, root = load("pytest", case)
+    digest = build_digest(result, root=root)
+    assert "At index 437 diff: -1 != 437" in digest.text
+    assert digest.tokens < 300, digest.text
+    assert "tests/test_ids.py:5 in test_ids_are_consecutive" in digest.text
+
+
+def test_digest_shows_the_project_call_chain_from_the_raising_line_up_to_the_test() -> None:
+    result, root = load("pytest", "deep_exception")
+    lines = build_digest(result, root=root).text.splitlines()
+    chain = [line for line in lines if line.startswith(("  at ", "  from "))]
+    assert chain == [
+        "  at src/pkg/c.py:6 in scale: return scaled + UNIT",
+        "  from src/pkg/b.py:7 in transform: out.append(scale(v))",
+        "  from src/pkg/a.py:6 in run: return transform(cleaned)",
+        '  from tests/test_pipeline.py:5 in test_run_scales_values: assert run([1, None, 3]) == ["2px", "6px"]',
+    ]
+
+
+def test_digest_collapses_parametrized_failures_of_one_shape_into_one_line() -> None:
+    result, root = load("pytest", "cascade_40")
+    digest = build_digest(result, root=root)
+    assert (
+        "tests/test_convert.py::test_convert_usd[…] \N{MULTIPLICATION SIGN}14 — same KeyError"
+        in digest.text
+    )
+    assert "test_convert_usd[2]" not in digest.text
+    assert digest.tokens < 300, digest.text
+
+
+def test_digest_lists_lint_problems_that_break_at_run_time_first_each_with_file_and_line() -> None:
+    for tool, case in (("flake8", "errors"), ("ruff", "check_default")):
+        result, root = load(tool, case)
+        text = build_digest(result, root=root).text
+        assert "FIRST ERROR: src/lintme/core.py:18:16 F821" in text, text
+        assert (
+            "  src/lintme/core.py:1:8 [F401]" in text or "  src/lintme/core.py:1:1 [F401]" in text
+        )
+        assert "line 1:" not in text
+
+
+def test_digest_reads_pytest_9_subtests_counts_and_names_the_failing_subtest_by_label() -> None:
+    result, root = load("pytest", "subtests")
+    text = build_digest(result, root=root).text
+    assert "): 1 failed, 1 passed, 30 subtests passed." in text.splitlines()[0]
+    assert (
+        "FIRST FAILING TEST: tests/test_data.py::TestData::test_valid [multiline-quotes-01]" in text
+    )
+    assert "at src/pkg/parse.py:5 in parse" in text
+
+
+def test_digest_shortens_object_addresses_and_long_byte_string_reprs() -> None:
+    from greenloop.digest.compact import compact
+
+    line = f"assert <Conn object at 0x7f3a2b1c4d50> == b'{'A' * 500}'"
+    short = compact(line)
+    assert "0x7f3a2b1c4d50" not in short
+    assert "at 0x…" in short
+    assert len(short) <= 160
+    assert short.endswith("AAAA'")

@@ -107,6 +107,8 @@ def test_html_report_of_a_real_run_is_self_contained_and_renders_in_chromium(
     assert "<polyline" in html
     assert '<span class="add">+    return a + b</span>' in html
     assert '<span class="del">-    return a - b</span>' in html
+    digests = re.findall(r"<details( open)?>\s*<summary>Digest</summary>", html)
+    assert digests == [" open"] * 3  # baseline and both iterations alike
 
     _require_chromium()
     dom = _chromium("--dump-dom", out.as_uri(), user_data=tmp_path / "profile-dom")
@@ -155,7 +157,28 @@ def test_chart_puts_the_baseline_left_and_green_on_the_x_axis() -> None:
     assert middle.failing == 2
     assert last.tone == "green"
     assert (last.x, last.y) == (chart.plot_right, chart.plot_bottom)
-    assert [t.label for t in chart.y_ticks] == ["0", "2", "4"]
+    assert [t.label for t in chart.y_ticks] == ["0", "1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize(
+    ("most", "labels"),
+    [
+        (3, ["0", "1", "2", "3"]),
+        (1, ["0", "1"]),
+        (12, ["0", "5", "10", "15"]),
+        (240, ["0", "50", "100", "150", "200", "250"]),
+    ],
+)
+def test_chart_y_ticks_are_every_count_or_even_nice_steps(most: int, labels: list[str]) -> None:
+    rows = [
+        {"iteration": 0, "verdict": "failed", "failures": most, "errors": 0},
+        {"iteration": 1, "verdict": "green", "failures": 0, "errors": 0},
+    ]
+    chart = build_chart(rows)
+    assert chart is not None
+    assert [t.label for t in chart.y_ticks] == labels
+    gaps = [a.pos - b.pos for a, b in zip(chart.y_ticks, chart.y_ticks[1:], strict=False)]
+    assert max(gaps) - min(gaps) < 0.2  # evenly spaced (positions are rounded to 0.1)
 
 
 def test_chart_is_absent_when_no_iteration_has_a_count() -> None:
@@ -168,6 +191,8 @@ def test_diff_lines_are_classified_by_their_prefix() -> None:
         for line in ("--- a/x", "+++ b/x", "@@ -1 +1 @@", "+new", "-old", " same")
     ]
     assert kinds == ["meta", "meta", "hunk", "add", "del", "ctx"]
+    assert classify_diff_line(" ").kind == "blank"  # a blank context line is a gap, not a row
+    assert classify_diff_line("").kind == "blank"
 
 
 def test_report_text_is_escaped_not_interpreted(tmp_path: Path) -> None:

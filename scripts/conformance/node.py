@@ -113,13 +113,28 @@ def read_node_junit(report: str, *, root: Path) -> Truth:
     )
 
 
+_NODE_CAUSE = re.compile(r"cause: ((?:[A-Z]\w*)?(?:Error|Exception))(?: \[\w+\])?: ([^\n]+)")
+_NODE_WRAPPED = re.compile(r"\[?Error \[ERR_TEST_FAILURE\]: ([^\n]+?)\]?\s*(?:\{|$)", re.M)
+
+
 def _node_error(body: str) -> tuple[str | None, str | None]:
-    """The cause under node's ``[Error [ERR_TEST_FAILURE]: ...]`` wrapper."""
-    for line in strip_ansi(body).splitlines():
-        match = re.search(r"(?:cause: |^\s*|\[)([A-Z]\w*(?:Error|Exception))(?: \[\w+\])?: (.+)$", line)
-        if match and "ERR_TEST_FAILURE" not in line:
-            return match[1], match[2].strip().rstrip("]").strip() or None
-    return split_error(body)
+    """The cause under node's ``[Error [ERR_TEST_FAILURE]: ...]`` wrapper.
+
+    A file that failed to load says only ``cause: 'test failed'``: no error here (None, None).
+    """
+    text = strip_ansi(body)
+    cause = _NODE_CAUSE.search(text)
+    if cause:
+        return cause[1], cause[2].strip()
+    for line in text.splitlines():
+        if "ERR_TEST_FAILURE" not in line:
+            found = split_error(line) if re.match(r"^\s*(?:[A-Z]\w*)?(?:Error|Exception)\b", line) else None
+            if found and found[0]:
+                return found
+    wrapped = _NODE_WRAPPED.search(text)
+    if wrapped and wrapped[1] != "test failed":
+        return "Error", wrapped[1].strip()
+    return None, None
 
 
 def read_tap(report: str, *, root: Path, source: str) -> Truth:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TYPED = re.compile(r"^\s*(?:Uncaught )?([A-Z]\w*(?:Error|Exception))(?: \[\w+\])?:\s*(.*)$")
+_TYPED = re.compile(r"^\s*(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[\w+\])?:\s*(.*)$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,8 +81,23 @@ def tap_failures(text: str) -> tuple[list[tuple[str, str]], dict[str, int]]:
         skipped = "# SKIP" in lines[points[i][4]] or "# TODO" in lines[points[i][4]]
         tally["skip" if skipped else "pass" if ok else "fail"] += 1
         if not ok:
-            failures.append((title, yaml))
+            failures.append((" > ".join([*_ancestors(points, i), _title(title)]), yaml))
     return failures, tally
+
+
+def _title(title: str) -> str:
+    return re.sub(r"\s+# time=[\d.]+m?s$", "", title)
+
+
+def _ancestors(points: list[tuple[int, bool, str, str, int]], i: int) -> list[str]:
+    """Titles of the enclosing subtests (TAP 13 prints a subtest's point after its children)."""
+    chain: list[str] = []
+    indent = points[i][0]
+    for later in points[i + 1 :]:
+        if later[0] < indent:
+            chain.insert(0, _title(later[2]))
+            indent = later[0]
+    return chain
 
 
 def _has_children(points: list[tuple[int, bool, str, str, int]], i: int, indent: int) -> bool:
@@ -166,12 +181,15 @@ def facts_of(found: Truth, done: Any, mutation: Any, *, how: str, frame: str | N
 
     verdict = verdict_of(done, found)
     message = short(found.message) if found.message else None
-    if verdict == "failed" and not found.ids and message is None:
-        message = short(_first_error_line(done.stdout + "\n" + done.stderr) or "") or None
+    error_type = found.error_type
+    if verdict == "failed" and message is None:  # the report has no error: read the crash
+        raw = done.stdout + "\n" + done.stderr
+        error_type, typed = error_in(raw)
+        message = short(typed or _first_error_line(raw) or "") or None
     return Facts(
         verdict=verdict,
         failing_ids=found.ids,
-        error_type=found.error_type,
+        error_type=error_type,
         message=message,
         frame=frame if verdict != "green" else None,
         counts=_counts(found),

@@ -32,7 +32,21 @@ def resolve_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> 
     cascade = detect_cascade(root, config, command)
     if cascade is None or not cascade.stages:
         raise FatalError(NOTHING_FOUND.format(root=root))
+    _log_executables(root, cascade)
     return cascade
+
+
+def _log_executables(root: Path, cascade: Cascade) -> None:
+    """``-v``: which executable each stage will start (the project's venv? a pyenv shim?)."""
+    import logging
+
+    from greenloop.process import executable_of, resolve_executable
+
+    log = logging.getLogger("greenloop")
+    if log.isEnabledFor(logging.INFO):
+        for stage in cascade.stages:
+            word = executable_of(stage.command)
+            log.info("stage %s: %s -> %s", stage.name, word, resolve_executable(root, word))
 
 
 def check(
@@ -131,6 +145,7 @@ def main_check(args: argparse.Namespace) -> int:
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     config = load_config(root, overrides)
     cascade = resolve_cascade(root, config, args.command)
+    before = _untracked(root)
     store = cache_store(root, config, wanted=args.cache)
     result = run_or_reuse(root, cascade, config, store=store)
     if isinstance(result, verify_cache.Reuse):
@@ -138,6 +153,7 @@ def main_check(args: argparse.Namespace) -> int:
         return 0
     digest = build_digest(result, root=root, budget=config.budget, diff=_uncommitted_diff(root))
     sys.stdout.write(report.render_check(result, digest, args.format))
+    _tell_by_products(root, before)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
@@ -150,6 +166,30 @@ def main_detect(args: argparse.Namespace) -> int:
     cascade = resolve_cascade(root, load_config(root), args.command)
     sys.stdout.write(report.render_cascade(cascade, args.format))
     return 0
+
+
+def _untracked(root: Path) -> set[str] | None:
+    from greenloop import git
+
+    try:
+        return {p for p, code in git.status_paths(root).items() if code == "??"}
+    except FatalError:
+        return None  # not a git repository: nothing to compare
+
+
+def _tell_by_products(root: Path, before: set[str] | None) -> None:
+    """A verifier that leaves files behind (``cargo`` writes Cargo.lock) makes the tree dirty."""
+    from greenloop import checkpoints, git
+
+    after = _untracked(root)
+    made = tuple(sorted(after - before)) if before is not None and after is not None else ()
+    if made:
+        checkpoints.note_by_products(git.common_dir(root), made)
+        print(
+            f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "
+            "add them to .gitignore if they are build output; `greenloop run` needs a clean tree",
+            file=sys.stderr,
+        )
 
 
 def _uncommitted_diff(root: Path) -> str | None:

@@ -134,7 +134,7 @@ def preflight(cwd: Path) -> RepoState:
         if not lock_is_live(lock):
             stop_survivors(common)  # its agent must not go on editing while the user recovers
         raise FatalError(_held_message(lock))
-    _refuse_dirty(root)
+    _refuse_dirty(root, common)
     return RepoState(
         root=root,
         git_dir=git_dir,
@@ -152,16 +152,48 @@ def operation_in_progress(git_dir: Path) -> str | None:
     return None
 
 
-def _refuse_dirty(root: Path) -> None:
+def _refuse_dirty(root: Path, common: Path) -> None:
     paths = sorted(git.status_paths(root).items())
     if not paths:
         return
-    shown = "\n".join(f"  {code} {path}" for path, code in paths[:SHOWN_PATHS])
+    made = set(read_by_products(common))
+    shown = "\n".join(
+        f"  {code.strip():<2} {path}{'  (created by a verifier run)' if path in made else ''}"
+        for path, code in paths[:SHOWN_PATHS]
+    )
     more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
+    hint = ""
+    if made & {p for p, code in paths if code == "??"}:
+        hint = (
+            "\nfiles a verifier run created (e.g. a lock file) belong in a commit, or in "
+            ".gitignore if they are build output"
+        )
     raise FatalError(
         f"the work tree has uncommitted changes:\n{shown}{more}\n"
-        "commit or stash them first; greenloop never touches uncommitted work"
+        f"commit or stash them first; greenloop never touches uncommitted work{hint}"
     )
+
+
+def by_products_path(common_dir: Path) -> Path:
+    return common_dir / "greenloop" / "by-products"
+
+
+def read_by_products(common_dir: Path) -> tuple[str, ...]:
+    """Untracked files a verifier run (``check`` or a run's baseline) was seen to create."""
+    try:
+        text = by_products_path(common_dir).read_text(encoding="utf-8")
+    except OSError:
+        return ()
+    return tuple(line for line in text.splitlines() if line)
+
+
+def note_by_products(common_dir: Path, paths: tuple[str, ...]) -> None:
+    """Remember ``paths`` so the dirty-tree refusal can say where they came from."""
+    if paths:
+        known = dict.fromkeys((*read_by_products(common_dir), *paths))
+        target = by_products_path(common_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(f"{p}\n" for p in known), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- run lock
@@ -531,10 +563,22 @@ def squash(state: RepoState, *, message: str, run_id: str) -> str:
         if head == state.initial_sha:
             return head
         keep_ref(state.root, attempt_ref(run_id, "pre-squash"), head)
+        message = _with_iterations(message, git.log_messages(state.root, state.initial_sha, head))
         git.reset_soft(state.root, state.initial_sha)
         if git.staged_paths(state.root):  # else the iterations cancelled out: nothing to fold
             _commit(state.root, message)
     return _head(state.root)
+
+
+def _with_iterations(message: str, messages: tuple[str, ...]) -> str:
+    """The squashed commit keeps each folded commit's subject and body, trailers aside."""
+    head, _, trailer = message.rpartition("\n\nGreenloop-Run:")
+    kept = [
+        "\n".join(line for line in m.strip().splitlines() if not line.startswith("Greenloop-Run:"))
+        for m in messages
+    ]
+    body = "\n\n".join(k.strip() for k in kept if k.strip())
+    return f"{head}\n\n{body}\n\nGreenloop-Run:{trailer}"
 
 
 # ---------------------------------------------------------------- recover

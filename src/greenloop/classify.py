@@ -106,7 +106,8 @@ def classify(
     """Decide one stage's verdict. The exit code decides pass or fail; the output explains."""
     if run.timed_out:
         return Classification(
-            verdict=Verdict.TIMEOUT, reasons=(f"timed out after {run.duration_s:.0f} s",)
+            verdict=Verdict.TIMEOUT,
+            reasons=(f"timed out after {run.limit_s or run.duration_s:.0f} s",),
         )
     if run.signal is not None:
         return Classification(verdict=Verdict.KILLED, reasons=(f"killed by signal {run.signal}",))

@@ -10,7 +10,7 @@ import sys
 
 from greenloop import __version__
 from greenloop.cli_help import cached_help, help_request, render_with
-from greenloop.errors import FatalError
+from greenloop.errors import FatalError, NotStarted
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for -
     from collections.abc import Callable, Sequence
 
     Handler = Callable[[argparse.Namespace], int]
+COMMAND_HELP = (
+    "-- CMD ...: the verifier command, instead of the detected or configured stages "
+    "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,12 +57,18 @@ def _main(args_list: list[str]) -> int:
 
         level = logging.DEBUG if args.verbose > 1 else logging.INFO
         logging.basicConfig(level=level, format="greenloop: %(message)s")
+    if not os.path.isdir(args.repo):
+        print(f"greenloop: -C {args.repo}: no such directory", file=sys.stderr)
+        return EXIT_USAGE
     try:
         code: int = args.handler(args)
         return code
     except FatalError as exc:
         print(f"greenloop: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except NotStarted as exc:  # declined at the prompt: a choice, not a failure
+        print(f"greenloop: {exc}", file=sys.stderr)
+        return 0
     except KeyboardInterrupt:
         print("greenloop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -109,9 +119,9 @@ def _crash() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import argparse
+    from greenloop.cli_parser import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="greenloop",
         description="Wrap any code-editing agent in a bounded, honest verify -> fix loop.",
     )
@@ -119,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-C", dest="repo", default=".", help="run as if started in this directory")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics")
     parser.set_defaults(command=[], handler=None)
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    sub: argparse._SubParsersAction[argparse.ArgumentParser]
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")  # type: ignore[assignment]
     for add in (
         _add_check,
         _add_detect,
@@ -146,8 +157,14 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Run the detected or configured verifier once. Exit codes: 0 green, "
         "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green.",
         usage="greenloop check [options] [-- CMD ...]",
+        epilog=COMMAND_HELP,
     )
-    p.add_argument("--format", choices=("text", "json", "github"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="text (default), json, or github (::error annotations, then the digest)",
+    )
     p.add_argument("--timeout", type=float, help="seconds per stage (default 600)")
     p.add_argument(
         "--all-stages",
@@ -168,7 +185,7 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
     p.set_defaults(handler=_lazy("greenloop.checking", "main_detect"))
 
 
@@ -183,21 +200,21 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "failure blocks it with the digest; environment failures and untrusted greens are told "
         "to the user only. Bounded per session by max_iters and by a repeated failure.",
     )
-    p.add_argument("event", choices=("claude-stop",))
+    p.add_argument("event", choices=("claude-stop",), help="the hook to run")
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
     p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
 
 
 def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("install", help="add greenloop's Stop hook to Claude Code's settings")
-    p.add_argument("target", choices=("claude",))
+    p.add_argument("target", choices=("claude",), help="the agent whose settings to change")
     p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
     p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_install"))
 
 
 def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("uninstall", help="remove greenloop's Stop hook from Claude Code's settings")
-    p.add_argument("target", choices=("claude",))
+    p.add_argument("target", choices=("claude",), help="the agent whose settings to change")
     p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
     p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_uninstall"))
 
@@ -214,12 +231,14 @@ def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="watch the loop fix a bundled buggy project (scripted model, offline, no key)",
         description="Copies a small project with two bugs into a temporary git repository and "
         "runs the real loop with the built-in agent against a scripted model server on "
-        "127.0.0.1. Needs pytest and the [llm] extra. Exit code: the loop's (0 on success).",
+        "127.0.0.1. Needs the [demo] extra (pytest and openai). Exit code: the loop's (0 on success).",
     )
     p.add_argument(
         "--keep", action="store_true", help="keep the demo repository and print its path"
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format", choices=("text", "json"), default="text", help="json: the report on stdout"
+    )
     p.set_defaults(handler=_lazy("greenloop.demo.run", "main_demo"))
 
 
@@ -231,6 +250,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Exit codes: 0 success; 1 exhausted/stalled/circular/regression/"
         "non_convergence/agent_failure; 2 usage or precondition; 3 env_failure; "
         "4 timeout/unresolved; 5 suspicious_pass; 130 interrupted.",
+        epilog=COMMAND_HELP,
     )
     p.add_argument(
         "--agent", help="preset (claude, aider, codex, gemini), openai:MODEL, or a shell command"
@@ -245,8 +265,17 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=("revert", "keep"),
         help="branch back to the start (default) or keep the commits",
     )
-    p.add_argument("--on-regression", choices=("stop", "continue"))
-    p.add_argument("--allow-test-edits", action="store_true", default=None)
+    p.add_argument(
+        "--on-regression",
+        choices=("stop", "continue"),
+        help="when failures rise: roll the edit back and stop (default), or roll back and go on",
+    )
+    p.add_argument(
+        "--allow-test-edits",
+        action="store_true",
+        default=None,
+        help="don't call a green result suspicious because test files were modified",
+    )
     p.add_argument(
         "--squash",
         action="store_true",
@@ -254,10 +283,20 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="on success, fold the iterations into one commit",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens")
-    p.add_argument("--all-stages", action="store_true", default=None)
+    p.add_argument(
+        "--all-stages",
+        action="store_true",
+        default=None,
+        help="run every stage even after one fails (lint and type stages concurrently)",
+    )
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
-    p.add_argument("--format", choices=("text", "json", "md"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md"),
+        default="text",
+        help="the final report on stdout: text (default), json, or md (Markdown)",
+    )
     p.add_argument(
         "-y", "--yes", action="store_true", help="don't ask for confirmation on a terminal"
     )
@@ -292,8 +331,15 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
-    p.add_argument("run_id", nargs="?", default="last", metavar="RUN_ID|last")
-    p.add_argument("--format", choices=("text", "json", "md", "html"), default="text")
+    p.add_argument(
+        "run_id", nargs="?", default="last", metavar="RUN_ID|last", help="default: the latest run"
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md", "html"),
+        default="text",
+        help="text (default), json, md, or html (a self-contained page)",
+    )
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))

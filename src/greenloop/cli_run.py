@@ -31,20 +31,28 @@ RUN_FLAGS = (
 
 def main_run(args: argparse.Namespace) -> int:
     from greenloop.agents.factory import make_agent
+    from greenloop.live import open_display
     from greenloop.loop import run_loop
+    from greenloop.process import watch_output
 
     root = Path(args.repo).resolve()
     config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
     agent = make_agent(config.agent, config)
     interactive = sys.stdin.isatty() and not args.yes
-    result = run_loop(
-        root,
-        agent,
-        config=config,
-        command=args.command,
-        progress=_progress_printer(),
-        confirm=_ask if interactive else None,
-    )
+    display = open_display(sys.stderr)
+    try:
+        with watch_output(display.output):
+            result = run_loop(
+                root,
+                agent,
+                config=config,
+                command=args.command,
+                progress=display.line,
+                confirm=_ask if interactive else None,
+                phase=display.phase,
+            )
+    finally:
+        display.close()
     data = report.loop_json(result)
     sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
     report.append_step_summary(
@@ -75,10 +83,6 @@ def main_report(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-def _progress_printer() -> report.ProgressSink:
-    return report.progress_sink(sys.stderr)
 
 
 def _ask(plan: str) -> bool:

@@ -6,7 +6,7 @@ import json
 import re
 import shlex
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,8 +151,12 @@ def _pytest(root: Path) -> Stage | None:
     marker = next((m for m in markers if (root / m).is_file()), None)
     if marker is None:
         return None
+    # `python -m pytest` puts the repo root on sys.path: a flat-layout package that is not installed
+    # imports there, while bare `pytest` fails with ModuleNotFoundError (issue 11)
     return Stage(
-        name="test", command=(*python_tool(root, "pytest"),), why=f"Python project ({marker})"
+        name="test",
+        command=(*python_interpreter(root), "-m", "pytest"),
+        why=f"Python project ({marker})",
     )
 
 
@@ -171,6 +175,33 @@ def python_tool(root: Path, tool: str) -> tuple[str, ...]:
     if shutil.which(tool):
         return (tool,)
     return ("python3", "-m", tool)
+
+
+def python_interpreter(root: Path, which: Callable[[str], str | None] = shutil.which) -> tuple[str]:
+    """The project's interpreter: its virtualenv's, else the one running the ``pytest`` on PATH."""
+    for venv in (".venv", "venv"):
+        exe = root / venv / "bin" / "python"
+        if exe.is_file():
+            return (str(exe.relative_to(root)),)
+    script = which("pytest")
+    interpreter = _shebang(Path(script)) if script else ""
+    if not interpreter:
+        return ("python3",)
+    name = Path(interpreter).name
+    # shown as the user types it when PATH finds the same interpreter by its short name
+    return (name,) if which(name) == interpreter else (interpreter,)
+
+
+def _shebang(script: Path) -> str:
+    try:
+        with script.open("rb") as f:
+            first = f.readline(512).decode(errors="replace").strip()
+    except OSError:
+        return ""
+    words = first.removeprefix("#!").split()
+    if not first.startswith("#!") or not words or "python" not in Path(words[-1]).name:
+        return ""
+    return words[-1] if len(words) == 1 or Path(words[0]).name == "env" else words[0]
 
 
 def _lint_and_type_stages(root: Path) -> list[Stage]:

@@ -138,6 +138,12 @@ def rev_list(root: Path, revision_range: str) -> tuple[str, ...]:
     return tuple(out.split())
 
 
+def log_messages(root: Path, base: str, head: str) -> tuple[str, ...]:
+    """Full messages of ``base..head``, oldest first."""
+    out = git(root, "log", "--reverse", "--format=%B%x00", f"{base}..{head}").stdout
+    return tuple(m.strip() for m in out.split("\0") if m.strip())
+
+
 def diff_names(root: Path, base: str, head: str) -> tuple[str, ...]:
     """Paths that differ between two commits; a rename counts as a deletion plus an addition."""
     out = git(root, "diff", "--name-only", "--no-renames", "-z", base, head).stdout

@@ -36,6 +36,8 @@ class Iteration:
     summary: str = ""
     subset: bool = False
     """The verdict came from the failing tests only (issue 7); success is never decided on one."""
+    output_tail: str = ""
+    """An agent failure: the last lines the agent printed (all of it in ``iter-N/agent.txt``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,8 +85,16 @@ RECOMMENDATIONS = {
 }
 
 
-def recommend(result: Result, attempt: str) -> str:
+ALREADY_GREEN = "Nothing to fix: the verifier was already green and the agent was not called."
+
+
+def recommend(result: Result, attempt: str, *, iterations: int = 1, output: str = "") -> str:
+    """What to do next; ``output``: where an agent failure's full output is kept."""
+    if result is Result.SUCCESS and iterations == 0:
+        return ALREADY_GREEN
     text = RECOMMENDATIONS[result]
+    if output and result is Result.AGENT_FAILURE:
+        text = f"The agent command itself failed: its full output is in {output}"
     if attempt:
         text += f" The attempt is kept: git log {attempt}"
     return text

@@ -129,7 +129,7 @@ def classify_diff_line(line: str) -> DiffLine:
     elif line.startswith("-"):
         kind = "del"
     else:
-        kind = "ctx"
+        kind = "ctx" if line.strip() else "blank"  # a blank context line: a gap, not a row
     return DiffLine(kind=kind, text=line)
 
 
@@ -138,7 +138,8 @@ def build_chart(history: list[dict[str, Any]]) -> Chart | None:
     rows = [r for r in history if r["verdict"] != "agent_failure"]
     if not rows:
         return None
-    top = max(1, *(failing_count(r) for r in rows))
+    step = y_step(max(1, *(failing_count(r) for r in rows)))
+    top = -(-max(1, *(failing_count(r) for r in rows)) // step) * step  # up to a whole step
     last = max(int(r["iteration"]) for r in rows)
     right, bottom = CHART_W - PAD_R, CHART_H - PAD_B
 
@@ -165,7 +166,7 @@ def build_chart(history: list[dict[str, Any]]) -> Chart | None:
         polyline=" ".join(f"{p.x},{p.y}" for p in points),
         points=points,
         x_ticks=tuple(Tick(pos=x_of(n), label=str(n)) for n in _x_labels(last)),
-        y_ticks=tuple(Tick(pos=y_of(v), label=str(v)) for v in _y_labels(top)),
+        y_ticks=tuple(Tick(pos=y_of(v), label=str(v)) for v in range(0, top + 1, step)),
         plot_left=PAD_L,
         plot_right=right,
         plot_top=PAD_T,
@@ -184,5 +185,11 @@ def _x_labels(last: int) -> list[int]:
     return sorted({*range(0, last + 1, step), last})
 
 
-def _y_labels(top: int) -> list[int]:
-    return sorted({0, top // 2, top}) if top > 1 else [0, 1]
+def y_step(most: int) -> int:
+    """Every count up to 5; above, a nice step (1, 2 or 5 times a power of 10) giving at most 5 intervals."""
+    scale = 1
+    while True:
+        for step in (scale, 2 * scale, 5 * scale):
+            if -(-most // step) <= 5:
+                return step
+        scale *= 10

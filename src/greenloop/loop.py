@@ -15,6 +15,7 @@ from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.detect import Cascade
 from greenloop.digest import Digest, History, build_digest, signatures_of
+from greenloop.errors import NotStarted
 from greenloop.gate import verify_step
 from greenloop.history import (
     Iteration,
@@ -28,6 +29,7 @@ from greenloop.history import (
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
+from greenloop.wording import plural
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
 
@@ -35,6 +37,9 @@ DEFAULT_TASK = (
     "Make the verifier pass by fixing the implementation. Do not edit, skip or delete tests, "
     "and do not change the verifier's configuration."
 )
+
+
+RULES = "Rules: fix the implementation; do not {edit}skip or delete tests, or change the verifier."
 
 
 def run_loop(
@@ -45,6 +50,7 @@ def run_loop(
     command: Sequence[str] = (),
     progress: Progress = lambda line: None,
     confirm: Callable[[str], bool] | None = None,
+    phase: Progress = lambda label: None,
 ) -> LoopResult:
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
     state = checkpoints.preflight(Path(repo).resolve())
@@ -53,10 +59,11 @@ def run_loop(
     text = plan(run_id, state, cascade, agent, config)
     progress(text)
     if confirm is not None and not confirm(text):
-        raise KeyboardInterrupt  # declined at the prompt: nothing was touched, nothing recorded
+        raise NotStarted("not started, nothing touched")  # declined at the pre-flight prompt
     # issue 12: the lock first, so the loser of two simultaneous starts records nothing
     with checkpoints.acquire_lock(state, run_id), signals.stop_as_interrupt():
         run = _start(run_id, state, agent, cascade, config, progress)
+        run.phase = phase
         try:
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
@@ -127,12 +134,13 @@ def plan(
         f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"
         f"  verifier ({cascade.source}):\n{stages}\n"
         f"  agent: {agent.name}: {agent.describe()}\n"
-        f"  at most {config.max_iters} iterations and {config.max_time:.0f} s; "
+        f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}"
     )
 
 
 def verify_baseline(run: RunState) -> Decision:
+    run.phase("baseline")
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
     _record_iteration(run, baseline_row(check, digest), check, digest)
@@ -152,6 +160,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
     prompt = build_prompt(run, n)
     by_products = verifier_by_products(run)
     run.by_products.update(by_products)
+    run.phase(f"iter {n}/{run.config.max_iters} · agent")
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
     if not outcome.ok:
@@ -160,18 +169,24 @@ def iterate(run: RunState, previous: Decision) -> Decision:
             verdict="agent_failure",
             agent_exit=outcome.exit_code,
             agent_s=outcome.duration_s,
-            commit=commit.sha,
+            commit=_made(commit),
             files_changed=commit.files_changed,
             agent_commits=commit.agent_commits,
             usage=outcome.usage,
             summary=outcome.summary,
+            output_tail=_tail(outcome.output),
         )
         _record_iteration(run, row, None, None)
+        run.progress(
+            f"iter {n}/{run.config.max_iters} · agent {outcome.duration_s:.0f} s · agent failed: "
+            f"{outcome.error or 'no reason given'}"
+        )
         return Decision(
             action=Action.STOP,
             result=Result.AGENT_FAILURE,
             reason=outcome.error or "the agent failed",
         )
+    run.phase(f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)
     row = _iteration_row(run, n, check, digest, outcome, commit, decision)
     _record_iteration(run, row, check, digest)
@@ -186,9 +201,13 @@ def iterate(run: RunState, previous: Decision) -> Decision:
 def build_prompt(run: RunState, iteration: int) -> str:
     assert run.last_digest is not None
     verifier = " && ".join(s.display for s in run.cascade.stages)
+    rules = RULES.format(edit="" if run.config.allow_test_edits else "edit, ")
     if iteration == 1:
-        return f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{run.last_digest.text}\n"
-    return run.last_digest.text + "\n"
+        return (
+            f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n"
+            f"{run.last_digest.text}\n\n{rules}\n"
+        )
+    return f"{run.last_digest.text}\n\n{rules}\n"  # a stateless agent sees the rules every time
 
 
 def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> AgentOutcome:
@@ -220,7 +239,9 @@ def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> Agent
 
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
     """Untracked files before the agent runs came from the verifier (the tree started clean)."""
-    return tuple(sorted(p for p, code in git.status_paths(run.state.root).items() if code == "??"))
+    made = tuple(sorted(p for p, code in git.status_paths(run.state.root).items() if code == "??"))
+    checkpoints.note_by_products(run.state.common_dir, made)
+    return made
 
 
 def commit_iteration(
@@ -363,7 +384,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
         run_id=run.run_id,
         result=decision.result,
         reason=decision.reason,
-        iterations=len(run.history) - 1,
+        iterations=max(0, len(run.history) - 1),
         max_iters=run.config.max_iters,
         branch=run.state.branch,
         initial_sha=run.state.initial_sha,
@@ -374,7 +395,13 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
         remaining_failures=remaining,
         suspicious=run.suspicious if decision.result is Result.SUSPICIOUS_PASS else (),
         warnings=tuple(run.warnings),
-        recommendation=recommend(decision.result, attempt) + _attempt_note(run, attempt),
+        recommendation=recommend(
+            decision.result,
+            attempt,
+            iterations=len(run.history) - 1,
+            output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
+        )
+        + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",
         record_dir=str(run.rec.path),
         agent=run.agent.name,
@@ -457,13 +484,23 @@ def _iteration_row(
         agent_exit=outcome.exit_code,
         agent_s=round(outcome.duration_s, 3),
         verifier_s=round(check.duration_s, 3),
-        commit=commit.sha,
+        commit=_made(commit),
         files_changed=commit.files_changed,
         agent_commits=commit.agent_commits,
         usage=outcome.usage,
         summary=outcome.summary,
         subset=run.last_subset,
     )
+
+
+def _tail(output: str, lines: int = 8) -> str:
+    kept = [line.rstrip()[:200] for line in output.strip().splitlines()]
+    return "\n".join(kept[-lines:])
+
+
+def _made(commit: checkpoints.CommitInfo) -> str:
+    """The iteration's commit; empty when neither greenloop nor the agent committed anything."""
+    return commit.sha if commit.created or commit.agent_commits else ""
 
 
 def _progress_line(run: RunState, row: Iteration, outcome: AgentOutcome) -> str:

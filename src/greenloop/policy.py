@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from greenloop.classify import Verdict
+from greenloop.wording import plural
 
 
 class Result(StrEnum):
@@ -169,7 +170,7 @@ def _green(history: Sequence[Observation], obs: Observation) -> Decision | None:
         return _stop(Result.SUCCESS, "nothing to fix: the verifier is already green")
     if obs.suspicious:
         return _stop(Result.SUSPICIOUS_PASS, "green, but: " + "; ".join(obs.suspicious[:3]))
-    return _stop(Result.SUCCESS, f"green after {obs.iteration} iteration(s)")
+    return _stop(Result.SUCCESS, f"green after {plural(obs.iteration, 'iteration')}")
 
 
 def _regression(

@@ -9,12 +9,15 @@ import contextlib
 import os
 import re
 import selectors
+import shlex
+import shutil
 import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from greenloop import signals
 from greenloop.redact import redact
@@ -40,6 +43,10 @@ COLOUR_FORCERS = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
 # Exit statuses a shell reports for a child killed by these signals (128 + N).
 FATAL_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
 
+# Readers of what a command prints as it arrives (the live status line, issue 13). Module state
+# rather than a parameter: commands run several layers below the CLI that owns the display.
+_WATCHERS: list[Callable[[bytes], None]] = []
+
 _ANSI = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL or ST (hyperlinks, titles)
     r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
@@ -58,6 +65,8 @@ class ProcessResult:
     signal: int | None = None
     """The signal that killed the command (directly, or its child under a shell), if any."""
     timed_out: bool = False
+    limit_s: float | None = None
+    """The time limit it was killed at, when ``timed_out`` (``duration_s`` adds the kill grace)."""
     duration_s: float = 0.0
     stdout: str = ""
     stderr: str = ""
@@ -81,6 +90,16 @@ def strip_ansi(text: str) -> str:
     if "\r" not in text:
         return text
     return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+@contextlib.contextmanager
+def watch_output(watch: Callable[[bytes], None]) -> Iterator[None]:
+    """Call ``watch`` with every chunk any command prints while the block runs."""
+    _WATCHERS.append(watch)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(watch)
 
 
 def build_env(
@@ -197,6 +216,8 @@ def _pump(
                     continue
                 key.data.add(chunk)
                 merged.add(chunk)
+                for watch in _WATCHERS:
+                    watch(chunk)
     finally:
         sel.close()
     return out, err, merged, timed_out
@@ -252,6 +273,7 @@ def run_command(
         exit_code=128 + sig if sig is not None and (returncode < 0 or timed_out) else returncode,
         signal=sig,
         timed_out=timed_out,
+        limit_s=timeout_s if timed_out else None,
         duration_s=now() - start,
         stdout=out.text(redacted=redacted),
         stderr=err.text(redacted=redacted),
@@ -386,3 +408,46 @@ def _launch_failure(argv: tuple[str, ...], exc: OSError, started_at: float) -> P
         error=message,
         started_at=started_at,
     )
+
+
+def executable_of(command: Sequence[str] | str) -> str:
+    """The program a command starts: argv[0], or a shell string's first word after ``VAR=x``."""
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        words = [w for w in words if not ("=" in w and w.split("=", 1)[0].isidentifier())]
+        return words[0] if words else ""
+    return command[0] if command else ""
+
+
+def resolve_executable(root: Path, word: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Where ``word`` resolves from ``root``, following symlinks; or why it does not."""
+    if not word:
+        return "no command"
+    found = str(root / word) if "/" in word else shutil.which(word, path=environ.get("PATH"))
+    if found is None or not os.access(found, os.X_OK):
+        return "not found on PATH" if "/" not in word else "not found"
+    real = os.path.realpath(found)
+    return found if real == found else f"{found} ({real})"
+
+
+_PLAIN_WORD = re.compile(r"^[\w.+/][\w.+/-]*$")
+
+
+def shell_can_run(word: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``sh`` would find ``word``: a builtin, a keyword or an executable on PATH.
+
+    A word that is not a plain name (``(cd``, ``$TOOL``) can't be judged here: assumed fine."""
+    if not _PLAIN_WORD.match(word):
+        return True
+    probe = subprocess.run(
+        ["sh", "-c", 'command -v "$1"', "sh", word],
+        env=dict(environ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return probe.returncode == 0

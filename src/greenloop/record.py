@@ -194,11 +194,38 @@ def main_runs(args: argparse.Namespace) -> int:
     if not runs:
         print("no greenloop runs recorded in this repository")
         return 0
-    print(f"{'RUN':<22} {'RESULT':<16} {'ITERS':>5}  STARTED")
+    from greenloop import checkpoints
+
+    lock = checkpoints.read_lock(common_dir_of(Path(args.repo).resolve()))
+    print(f"{'RUN':<22} {'RESULT':<34} {'ITERS':>5}  STARTED")
     for run in runs:
         iters = "-" if run.iterations is None else str(run.iterations)
-        print(f"{run.run_id:<22} {run.result or '(no report)':<16} {iters:>5}  {run.started}")
+        print(f"{run.run_id:<22} {_result_label(run, lock):<34} {iters:>5}  {run.started}")
     return 0
+
+
+def _result_label(run: RunSummary, lock: Any) -> str:
+    """A run that never wrote its finish event was killed (kill -9, power loss): only it needs
+    ``greenloop recover``; a Ctrl-C'd run finished cleanly as ``interrupted``."""
+    report = _read_json(run.path / REPORT)
+    if finished(run.path) or (report is not None and report.get("reason") != "in progress"):
+        return run.result or "(no report)"
+    if lock is not None and lock.run_id == run.run_id:
+        from greenloop import checkpoints
+
+        if checkpoints.lock_is_live(lock):
+            return "running"
+        return "KILLED: run greenloop recover"
+    return "killed (recovered)"
+
+
+def finished(directory: Path) -> bool:
+    """Whether the run wrote its ``finish`` event."""
+    try:
+        lines = (directory / EVENTS).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False
+    return any('"kind": "finish"' in line for line in lines[-3:])
 
 
 def _summary_json(run: RunSummary) -> dict[str, Any]:

@@ -42,9 +42,20 @@ def render_reuse(reuse: Reuse, fmt: str) -> str:
 def render_check_text(result: CheckResult, digest: Digest) -> str:
     lines = [_stage_line(r) for r in result.runs]
     lines += [f"  -    {name:<8} not run (an earlier stage failed)" for name in result.not_run]
-    verdict = VERDICT_WORDS[result.verdict.value]
+    if result.rewritten:
+        lines.append(f"  the fixer rewrote: {', '.join(result.rewritten)} (left modified)")
+    verdict = verdict_word(result)
     lines.append(f"greenloop: {verdict} in {result.duration_s:.1f} s (exit {result.exit_code})")
     return "\n".join(lines) + "\n\n" + digest.text + "\n"
+
+
+def verdict_word(result: CheckResult) -> str:
+    """``NO TESTS RAN`` rather than ``UNTRUSTED GREEN`` when that is the whole story."""
+    failing = result.failing
+    reasons = failing.classification.reasons if failing else ()
+    if result.verdict.value == "untrusted" and any("no tests" in r for r in reasons):
+        return "NO TESTS RAN"
+    return VERDICT_WORDS[result.verdict.value]
 
 
 def _stage_line(run: StageRun) -> str:
@@ -206,13 +217,7 @@ def render_run_text(data: dict[str, Any]) -> str:
     if data["attempt_ref"]:
         lines.append(f"  attempt kept at {data['attempt_ref']} (git log {data['attempt_ref']})")
     for h in data["history"][1:]:
-        mark = " (rolled back)" if h["rolled_back"] else ""
-        mark += " (failing tests only)" if h.get("subset") else ""
-        lines.append(
-            f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
-            f"agent {h['agent_s']:.0f} s, verify {h['verifier_s']:.1f} s, {h['commit'][:10]} "
-            f"{', '.join(h['files_changed'][:4])}"
-        )
+        lines += _iteration_text(h, data["record_dir"])
     for f in data["suspicious"]:
         where = f"{f['file']}:{f['line']}" if f["line"] else f["file"]
         lines.append(f"  SUSPICIOUS {f['kind']}: {where} {f['text'].strip()[:100]}")
@@ -222,6 +227,26 @@ def render_run_text(data: dict[str, Any]) -> str:
     if data["last_digest"] and data["result"] != "success":
         lines += ["", "Last digest:", data["last_digest"]]
     return "\n".join(lines) + "\n"
+
+
+def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
+    mark = " (rolled back)" if h["rolled_back"] else ""
+    mark += " (failing tests only)" if h.get("subset") else ""
+    commit = h["commit"][:10] or "no commit"
+    files = ", ".join(h["files_changed"][:4])
+    if h["verdict"] == "agent_failure":  # nothing was verified: no failing count
+        tail = h.get("output_tail") or "(it printed nothing)"
+        where = f"{record_dir}/iter-{h['iteration']}/agent.txt"
+        return [
+            f"  iter {h['iteration']}: agent failed (exit {h['agent_exit']}) after "
+            f"{h['agent_s']:.0f} s, {commit} {files}".rstrip(),
+            *(f"    | {line}" for line in tail.splitlines()),
+            f"    full output: {where}",
+        ]
+    return [
+        f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
+        f"agent {h['agent_s']:.0f} s, verify {h['verifier_s']:.1f} s, {commit} {files}".rstrip()
+    ]
 
 
 def render_run_markdown(data: dict[str, Any]) -> str:
@@ -238,9 +263,11 @@ def render_run_markdown(data: dict[str, Any]) -> str:
     for h in data["history"]:
         delta = "" if h["delta"] is None else f"{h['delta']:+d}"
         files = ", ".join(f"`{f}`" for f in h["files_changed"][:4])
+        commit = f"`{h['commit'][:10]}`" if h["commit"] else "—"
+        failing = "—" if h["verdict"] == "agent_failure" else h["failures"] + h["errors"]
         lines.append(
-            f"| {h['iteration']} | {h['verdict']} | {h['failures'] + h['errors']} | {delta} | "
-            f"{h['agent_s']:.0f} | {h['verifier_s']:.1f} | `{h['commit'][:10]}` | {files} |"
+            f"| {h['iteration']} | {h['verdict']} | {failing} | {delta} | "
+            f"{h['agent_s']:.0f} | {h['verifier_s']:.1f} | {commit} | {files} |"
         )
     if data["suspicious"]:
         lines += ["", "**Suspicious:**", ""]
@@ -304,7 +331,7 @@ def render_check_markdown(result: CheckResult, digest: Digest) -> str:
     """The check as GitHub-flavoured Markdown: verdict, one table row per stage, the digest."""
     verdict = result.verdict.value
     lines = [
-        f"### {VERDICT_ICONS[verdict]} greenloop check: {VERDICT_WORDS[verdict]}",
+        f"### {VERDICT_ICONS[verdict]} greenloop check: {verdict_word(result)}",
         "",
         f"{result.duration_s:.1f} s, exit {result.exit_code}, verifier from {result.cascade.source}.",
         "",

@@ -46,3 +46,5 @@ class RunState:
     by_products: set[str] = field(default_factory=set)
     """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False
+    phase: Progress = field(default=lambda label: None)
+    """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from greenloop.agents.base import AgentOutcome, AgentRequest
 from greenloop.agents.presets import PRESETS
 from greenloop.errors import FatalError
-from greenloop.process import build_env, run_command
+from greenloop.process import build_env, executable_of, run_command, shell_can_run
 
 _SUMMARY = re.compile(r"^\s*(?:greenloop[-_ ])?summary:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
 
@@ -95,6 +95,12 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
     """A preset name, or any shell command."""
     preset = PRESETS.get(spec)
     if preset is None:
+        word = executable_of(spec)
+        if word and not shell_can_run(word, environ):
+            raise FatalError(
+                f"--agent {spec!r}: `{word}` is not a command sh can find (not on PATH, not a "
+                f"builtin). Check the spelling, or use a preset: {', '.join(sorted(PRESETS))}."
+            )
         return CommandAgent(command=spec, label=_label(spec), environ=environ)
     if not shutil.which(preset.executable, path=environ.get("PATH")):
         raise FatalError(

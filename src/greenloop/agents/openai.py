@@ -278,7 +278,10 @@ class OpenAIAgent:
         if not response.choices:
             raise _ApiFailure("the endpoint returned no choices")
         message = _as_message(response.choices[0].message)
-        it.last_text = str(message.get("content") or "") or it.last_text
+        text = str(message.get("content") or "")
+        if text.strip():  # the narration, in order: before the tool calls it announces
+            it.log.append(text.strip())
+        it.last_text = text or it.last_text
         self.messages.append(message)
         return message
 
@@ -327,7 +330,7 @@ class OpenAIAgent:
             ok=not error,
             timed_out=timed_out,
             duration_s=took,
-            output="\n".join([*it.log, it.last_text])[-OUTPUT_CAP:],
+            output="\n".join(it.log)[-OUTPUT_CAP:],
             summary=summary,
             error=error,
             usage=it.usage,

@@ -181,10 +181,12 @@ def _no_proxy(environ: MutableMapping[str, str]) -> Iterator[None]:
 def main_demo(args: argparse.Namespace) -> int:
     fmt: str = getattr(args, "format", "text")
     out = sys.stdout if fmt == "text" else sys.stderr  # json: stdout holds only the JSON
-    if importlib.util.find_spec("pytest") is None:
+    missing = missing_dependencies()
+    if missing:
         print(
-            f"greenloop demo: the demo project's tests run with pytest, which is not installed "
-            f"for {sys.executable}; install it (pip install pytest) and run greenloop demo again",
+            f"greenloop demo: {' and '.join(missing)} not installed for {sys.executable}; "
+            "install everything the demo needs at once: pip install 'greenloop[demo]' "
+            "(the same as pip install 'greenloop[llm]' pytest), then run greenloop demo again",
             file=sys.stderr,
         )
         return EXIT_NO_PYTEST
@@ -196,6 +198,17 @@ def main_demo(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps({**data, "demo": demo_json(demo)}, indent=2) + "\n")
     _epilogue(demo, data, out)
     return demo.result.exit_code
+
+
+def missing_dependencies() -> tuple[str, ...]:
+    """Every package the demo needs and cannot import, named in one message (issue 13)."""
+    needed = {
+        "pytest": "pytest (the demo project's tests run with it)",
+        "openai": "the openai SDK (the built-in agent talks through it)",
+    }
+    return tuple(
+        what for module, what in needed.items() if importlib.util.find_spec(module) is None
+    )
 
 
 def demo_json(demo: DemoRun) -> dict[str, Any]:

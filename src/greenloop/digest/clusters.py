@@ -2,69 +2,150 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from greenloop.digest.compact import compact
 from greenloop.digest.frames import project_frame, relative
 from greenloop.parsers.model import Failure, Kind
 
-MAX_GROUPS = 5
-PER_GROUP = 4
+MAX_LINES = 4
+"""Shapes shown one line each; the rest are counted."""
+MAX_PROBLEM_LINES = 12
+"""Lint and type problems are short and each needs its own fix: more of them are listed."""
+MESSAGE_CHARS = 90
+TIMES = "\N{MULTIPLICATION SIGN}"
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
 
 def shared_location(failures: tuple[Failure, ...], root: Path) -> str:
     """When most failures end in the same project line, say so: one root cause is likely."""
-    if len(failures) < 3:
+    spot = common_spot(failures, root)
+    if spot is None:
         return ""
-    spots: dict[str, int] = {}
+    where, function, count = spot
+    return (
+        f"{count} of {len(failures)} failures end at {where}{function}: one root cause is likely."
+    )
+
+
+def common_spot(failures: Sequence[Failure], root: Path) -> tuple[str, str, int] | None:
+    """(``path:line``, `` in func``, count) where most failures end, if at least 3 and half do."""
+    if len(failures) < 3:
+        return None
+    spots: dict[tuple[str, str], int] = {}
     for f in failures:
         frame = project_frame(f, root)
         if frame is not None and frame.line:
-            key = f"{relative(frame.file, root)}:{frame.line}" + (
-                f" in {frame.function}" if frame.function else ""
+            key = (
+                f"{relative(frame.file, root)}:{frame.line}",
+                f" in {frame.function}" if frame.function else "",
             )
             spots[key] = spots.get(key, 0) + 1
     if not spots:
-        return ""
-    where, count = max(spots.items(), key=lambda kv: kv[1])
+        return None
+    (where, function), count = max(spots.items(), key=lambda kv: kv[1])
     if count < 3 or count * 2 < len(failures):
-        return ""
-    return f"{count} of {len(failures)} failures end at {where}: one root cause is likely."
+        return None
+    return where, function, count
 
 
-def render_others(others: Sequence[Failure], root: Path) -> str:
-    groups: dict[str, list[Failure]] = {}
+def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> str:
+    """The failures after the first, one line per shape (same error and place; only the id differs).
+
+    ``known`` is the ``path:line`` already named above, and the first failure's error is shown
+    above: neither is repeated on every line.
+    """
+    others = failures[1:]
+    shapes: dict[tuple[str, ...], list[Failure]] = {}
     for f in others:
-        groups.setdefault(_group_key(f), []).append(f)
+        shapes.setdefault(_shape(f, root), []).append(f)
     title = "OTHER FAILURES" if others[0].kind is Kind.TEST else "OTHER PROBLEMS"
     lines = [f"{title} ({len(others)}):"]
-    for key, items in list(groups.items())[:MAX_GROUPS]:
-        lines.append(f"  {key}:")
-        lines += [f"    {_one_line(f, root)}" for f in items[:PER_GROUP]]
-        if len(items) > PER_GROUP:
-            kinds = {f.error_type for f in items[PER_GROUP:] if f.error_type}
-            same = f", all {kinds.pop()}" if len(kinds) == 1 else ""
-            lines.append(f"    +{len(items) - PER_GROUP} more here{same}")
-    hidden = list(groups.items())[MAX_GROUPS:]
+    groups = list(shapes.values())
+    seen = _error(failures[0])
+    shown = MAX_LINES if others[0].kind is Kind.TEST else MAX_PROBLEM_LINES
+    lines += [f"  {_group_line(items, root, known, seen)}" for items in groups[:shown]]
+    hidden = groups[shown:]
     if hidden:
-        count = sum(len(v) for _, v in hidden)
-        lines.append(f"  +{count} more in {len(hidden)} other file(s)")
+        count = sum(len(items) for items in hidden)
+        files = len({_file_of(f) for items in hidden for f in items})
+        lines.append(f"  +{count} more in {files} file{'s' * (files != 1)}{_same_type(hidden)}")
     return "\n".join(lines)
 
 
-def _group_key(f: Failure) -> str:
-    if f.kind is Kind.TEST and "::" in f.id:
-        return f.id.split("::", 1)[0]
-    return f.file or "(no file)"
+def _shape(f: Failure, root: Path) -> tuple[str, ...]:
+    if f.kind is not Kind.TEST:
+        return (f.id,)
+    frame = project_frame(f, root)
+    where = f"{frame.file}:{frame.line}" if frame else ""
+    # parametrized cases of one test failing at one line are one shape, whatever values they print
+    message = "" if "[" in f.id and where else _ADDRESS.sub("0x?", f.message)[:200]
+    return (_split_id(f.id)[0], _test_name(f.id), f.error_type, message, where)
 
 
-def _one_line(f: Failure, root: Path) -> str:
-    name = f.id.split("::", 1)[1] if f.kind is Kind.TEST and "::" in f.id else f.id
-    if f.kind is not Kind.TEST and f.line:
-        name = f"line {f.line}" + (f":{f.column}" if f.column else "")
-    what = ": ".join(p for p in (f.error_type, f.message) if p)
-    code = f" [{f.code}]" if f.code and f.code not in what else ""
-    frame = project_frame(f, root) if f.kind is Kind.TEST else None
-    at = f" (at {relative(frame.file, root)}:{frame.line})" if frame and frame.line else ""
-    line = f"{name}{code} — {what}" if what else name
-    return line[: 240 - len(at)] + at
+def _error(f: Failure) -> str:
+    error_type = f.error_type.rpartition(".")[2] if f.kind is Kind.TEST else f.error_type
+    return ": ".join(p for p in (error_type, f.message) if p)
+
+
+def _group_line(items: list[Failure], root: Path, known: str, seen: str) -> str:
+    f = items[0]
+    what = _error(f)
+    if f.kind is Kind.TEST and what == seen and len({g.message for g in items}) == 1:
+        what = f"same {f.error_type.rpartition('.')[2] or 'error'}"
+    what = compact(what, MESSAGE_CHARS)
+    if f.kind is not Kind.TEST:
+        code = f"[{f.code}] " if f.code and f.code not in what else ""
+        return f"{_location(f, root)} {code}{what}".rstrip()
+    frame = project_frame(f, root)
+    spot = f"{relative(frame.file, root)}:{frame.line}" if frame and frame.line else ""
+    at = f" (at {spot})" if spot and spot != known else ""
+    name = f.id if len(items) == 1 else compress_ids([g.id for g in items])
+    if len({g.message for g in items}) > 1:
+        what += " (the first; messages differ)"
+    return f"{name} — {what}{at}" if what else f"{name}{at}"
+
+
+def compress_ids(ids: Sequence[str]) -> str:
+    """``file::Class::test[…] xN``, or ``Class::test[…] xN in K files`` when the files differ."""
+    parts = [_split_id(i) for i in ids]
+    files = {p[0] for p in parts}
+    classes = {p[1] for p in parts}
+    params = "[…]" if any(p[3] for p in parts) else ""
+    cls = f"{classes.pop()}::" if len(classes) == 1 and "" not in classes else ""
+    if len(classes) > 1:
+        cls = "…::"
+    name = f"{cls}{parts[0][2]}{params} {TIMES}{len(ids)}"
+    if len(files) == 1:
+        return f"{parts[0][0]}::{name}"
+    return f"{name} in {len(files)} files"
+
+
+def _split_id(node_id: str) -> tuple[str, str, str, str]:
+    """(file, class path, function, params) of a pytest node id."""
+    path, _, params = node_id.partition("[")
+    file, _, rest = path.partition("::")
+    cls, _, func = rest.rpartition("::")
+    return file, cls, func.strip(), params
+
+
+def _test_name(node_id: str) -> str:
+    return _split_id(node_id)[2] or node_id
+
+
+def _location(f: Failure, root: Path) -> str:
+    if not f.file:
+        return f.id
+    loc = relative(f.file, root) + (f":{f.line}" if f.line else "")
+    return loc + (f":{f.column}" if f.line and f.column else "")
+
+
+def _file_of(f: Failure) -> str:
+    return f.id.partition("::")[0] if f.kind is Kind.TEST else f.file
+
+
+def _same_type(groups: list[list[Failure]]) -> str:
+    kinds = {f.error_type or f.code for items in groups for f in items}
+    return f", all {kinds.pop()}" if len(kinds) == 1 and "" not in kinds else ""

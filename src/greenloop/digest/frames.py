@@ -39,3 +39,23 @@ def first_location(f: Failure, root: Path) -> tuple[str, int | None] | None:
     if frame:
         return relative(frame.file, root), frame.line
     return (relative(f.file, root), f.line) if f.file else None
+
+
+def project_chain(f: Failure, root: Path, keep: int = 4) -> tuple[list[Frame], int]:
+    """The project's frames, innermost first: the last ``keep - 1`` and the outermost (the test).
+
+    The mutated line is often a caller of the line that raised (a wrong value passed down), so
+    the frames above the deepest one are shown too. Returns the frames and how many were skipped.
+    """
+    own = [frame for frame in f.frames if is_project(frame.file, root)]
+    if len(own) <= keep:
+        return own[::-1], 0
+    return [*own[:-keep:-1], own[0]], len(own) - keep
+
+
+def describe_frame(frame: Frame, root: Path) -> str:
+    """``path:line in func: source`` on one line."""
+    loc = relative(frame.file, root) + (f":{frame.line}" if frame.line else "")
+    fn = f" in {frame.function}" if frame.function else ""
+    source = frame.source.strip()
+    return f"{loc}{fn}: {source}" if source else f"{loc}{fn}"

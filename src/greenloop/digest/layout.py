@@ -9,12 +9,16 @@ from pathlib import Path
 from greenloop.anchor import EditAnchor
 from greenloop.classify import Verdict, runs_tests
 from greenloop.digest.budget import Section
-from greenloop.digest.clusters import render_others, shared_location
-from greenloop.digest.frames import first_location, is_project, project_frame, relative
+from greenloop.digest.clusters import common_spot, render_others, shared_location
+from greenloop.digest.first import render_first
+from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.parsers.model import Failure, Kind
 from greenloop.verify import CheckResult, StageRun
 
 TAIL_LINES = 40
+# pyflakes/ruff codes for what fails when the code runs or imports: F821 undefined name, F822/F823,
+# F811 redefinition, F63x/F7xx misuse, E9xx syntax and io errors; ruff's invalid-syntax
+_RUNTIME = re.compile(r"F82\d|F811|F63\d|F7\d\d|E9\d\d|invalid-syntax|syntax-error")
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
@@ -37,7 +41,16 @@ class History:
 
 def primary(run: StageRun) -> tuple[Failure, ...]:
     errors = tuple(f for f in run.parsed.failures if f.severity == "error")
-    return errors or tuple(run.parsed.failures) if run.verdict is not Verdict.GREEN else ()
+    return (
+        runtime_first(errors or tuple(run.parsed.failures))
+        if run.verdict is not Verdict.GREEN
+        else ()
+    )
+
+
+def runtime_first(failures: tuple[Failure, ...]) -> tuple[Failure, ...]:
+    """Lint problems that break at run time (undefined name, redefinition, syntax) before style."""
+    return tuple(sorted(failures, key=lambda f: f.kind is Kind.LINT and not _RUNTIME.match(f.code)))
 
 
 def sections(
@@ -57,7 +70,7 @@ def sections(
         out.append(Section(f"Your last edit was reverted: {history.reverted}", keep=True))
     if failures:
         first = failures[0]
-        out.append(Section(render_first(first, run, root, anchor), keep=True))
+        out.append(Section(render_first(first, root), keep=True))
         progress = _progress(failures, history)
         if progress:
             out.append(Section(progress, keep=True))
@@ -69,7 +82,8 @@ def sections(
         if common:
             out.append(Section(common, keep=True))
         if len(failures) > 1:
-            out.append(Section(render_others(failures[1:], root)))
+            spot = common_spot(failures, root)
+            out.append(Section(render_others(failures, root, spot[0] if spot else "")))
         warned = len(run.parsed.failures) - len(failures)
         if warned > 0:
             out.append(Section(f"(+{warned} warning(s) not shown: errors first)"))
@@ -87,12 +101,13 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
         note = " with warnings (soft success)" if soft else ""
         return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s)."
     res = run.result
-    where = f"`{run.stage.display}`, stage {run.stage.name}, {res.duration_s:.1f} s"
+    stage = f", stage {run.stage.name}" if len(result.cascade.stages) > 1 else ""
+    where = f"`{run.stage.display}`{stage}, {res.duration_s:.1f} s"
     subset = " on the previously failing tests only" if history.subset else ""
     verdict = run.verdict
     if verdict is Verdict.TIMEOUT:
         return (
-            f"The verifier timed out after {res.duration_s:.0f} s ({where}){subset} and was killed: "
+            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
             "likely an infinite loop or a hang in the code under test."
         )
     if verdict is Verdict.KILLED:
@@ -118,6 +133,8 @@ def _counts_line(run: StageRun) -> str:
                 (c.errors, "errors"),
                 (c.passed, "passed"),
                 (c.skipped, "skipped"),
+                (c.subtests_failed, "subtests failed"),
+                (c.subtests_passed, "subtests passed"),
             )
             if n
         ]
@@ -132,33 +149,6 @@ def _counts_line(run: StageRun) -> str:
     return "the output could not be parsed in full; its relevant tail follows"
 
 
-def render_first(f: Failure, run: StageRun, root: Path, anchor: EditAnchor | None) -> str:
-    label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
-    lines = [f"{label}: {f.id}"]
-    what = ": ".join(p for p in (f.error_type, f.message) if p)
-    if f.code and f.code not in what and f.code not in f.id:
-        what = f"[{f.code}] {what}"
-    if what:
-        lines.append(f"  {what}")
-    frame = project_frame(f, root)
-    if frame:
-        loc = (
-            f"{relative(frame.file, root)}:{frame.line}"
-            if frame.line
-            else relative(frame.file, root)
-        )
-        fn = f" in {frame.function}" if frame.function else ""
-        lines.append(f"  at {loc}{fn}")
-        if frame.source:
-            lines.append(f"      {frame.source.strip()}")
-    elif f.file and f.kind is not Kind.TEST and relative(f.file, root) not in f.id:
-        col = f":{f.column}" if f.column else ""
-        lines.append(f"  at {relative(f.file, root)}:{f.line or '?'}{col}")
-    if f.detail:
-        lines += ["  " + d for d in f.detail]
-    return "\n".join(lines)
-
-
 def _progress(failures: tuple[Failure, ...], history: History) -> str:
     if history.previous_failing is None:
         return f"Flaky (ignore): {', '.join(history.flaky)}." if history.flaky else ""
@@ -167,7 +157,7 @@ def _progress(failures: tuple[Failure, ...], history: History) -> str:
     parts = []
     if before:
         parts.append(
-            f"{len(fixed)} of {len(before)} previously failing now pass; {len(still)} still fail."
+            f"{len(fixed)} of {len(before)} previously failing now pass; {len(still)} still {'fails' if len(still) == 1 else 'fail'}."
         )
     if new:
         names = ", ".join(sorted(new)[:5]) + (f" (+{len(new) - 5} more)" if len(new) > 5 else "")

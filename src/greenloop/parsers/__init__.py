@@ -134,5 +134,7 @@ def _sum_counts(counts: list[Counts]) -> Counts:
         xfailed=sum(c.xfailed for c in counts),
         xpassed=sum(c.xpassed for c in counts),
         warnings=sum(c.warnings for c in counts),
+        subtests_passed=sum(c.subtests_passed for c in counts),
+        subtests_failed=sum(c.subtests_failed for c in counts),
         summary_seen=all(c.summary_seen for c in counts),
     )

@@ -59,6 +59,9 @@ class Counts:
     xfailed: int = 0
     xpassed: int = 0
     warnings: int = 0
+    subtests_passed: int = 0
+    """pytest 9's subtests, as its closing line counts them (subtest failures are in ``failed``)."""
+    subtests_failed: int = 0
     summary_seen: bool = False
     """Whether the run's closing summary was seen: without it the run is incomplete."""
 

@@ -20,14 +20,23 @@ MAX_WARNINGS = 50
 
 # "==== 3 failed, 41 passed, 2 warnings in 2.31s ====", "1 failed in 0.02s" (-q), "no tests ran in 0.01s"
 _SUMMARY = re.compile(
-    r"^(?:=+ )?(?P<body>(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|"
-    r"rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)\n]*\))?(?: =+)?[ \t]*$",
+    r"^(?:=+ )?(?P<body>(?:\d+ (?:subtests )?(?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|"
+    r"deselected|rerun)(?:, )?)+|no tests ran) in [\d.]+s(?: \([^)\n]*\))?(?: =+)?[ \t]*$",
     re.MULTILINE,
 )
-_PART = re.compile(r"(\d+) (failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected)")
+_PART = re.compile(
+    r"(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
+)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
-_FIELD = {"error": "errors", "errors": "errors", "warning": "warnings", "warnings": "warnings"}
+_FIELD = {
+    "error": "errors",
+    "errors": "errors",
+    "warning": "warnings",
+    "warnings": "warnings",
+    "subtests passed": "subtests_passed",
+    "subtests failed": "subtests_failed",
+}
 
 _SECTION = re.compile(r"=+ (?P<name>[^=\n]+?) =+[ \t]*")
 SECTIONS = (
@@ -41,7 +50,12 @@ SECTIONS = (
 HEAD = 4_000_000
 TAIL = 1_000_000
 _HEADER = re.compile(r"^_+ (?P<title>[^\n]+?) _+[ \t]*$", re.MULTILINE)
-_ENTRY = re.compile(r"^(?P<cat>FAILED|ERROR) (?P<id>[^\n]+?)(?: - (?P<msg>[^\n]*))?[ \t]*$", re.M)
+# pytest 9's subtests: "SUBFAILED[label] tests/t.py::T::test - msg", named "tests/t.py::T::test [label]"
+_ENTRY = re.compile(
+    r"^(?:(?P<cat>FAILED|ERROR)|SUB(?P<subcat>FAILED)\[(?P<label>[^\n]*?)\]) (?P<id>[^\n]+?)"
+    r"(?: - (?P<msg>[^\n]*))?[ \t]*$",
+    re.M,
+)
 _VERBOSE = re.compile(
     r"^(?:\[gw\d+\] \[ *\d+%\] (?P<cat1>FAILED|ERROR) (?P<id1>\S+::[^\n]+?)"
     r"|(?P<id2>\S+::[^\n]+?) (?P<cat2>FAILED|ERROR)(?: +\[ *\d+%\])?)[ \t]*$",
@@ -93,6 +107,8 @@ def parse_counts(text: str) -> Counts:
         xfailed=values.get("xfailed", 0),
         xpassed=values.get("xpassed", 0),
         warnings=values.get("warnings", 0),
+        subtests_passed=values.get("subtests_passed", 0),
+        subtests_failed=values.get("subtests_failed", 0),
         summary_seen=True,
     )
 
@@ -158,7 +174,12 @@ def _find_rule(text: str, name: str) -> tuple[int, int] | None:
 
 def _entries(summary: str, text: str) -> list[_Entry]:
     found = [
-        _Entry(category=m["cat"], id=m["id"], text=m["msg"] or "") for m in _ENTRY.finditer(summary)
+        _Entry(
+            category=m["cat"] or m["subcat"],
+            id=f"{m['id']} [{m['label']}]" if m["subcat"] else m["id"],
+            text=m["msg"] or "",
+        )
+        for m in _ENTRY.finditer(summary)
     ]
     if found:
         return found[:MAX_FAILURES]
@@ -176,6 +197,8 @@ def _blocks(section: str) -> list[tuple[str | None, list[str]]]:
         return []
     headers: list[re.Match[str]] = []
     for m in _HEADER.finditer(section):
+        if m["title"].startswith("coverage: "):
+            break  # pytest-cov's report follows the last failure, under the same kind of rule
         if m["title"].replace("_", "").strip():
             headers.append(m)
         if len(headers) > MAX_BLOCKS:

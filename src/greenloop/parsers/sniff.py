@@ -24,6 +24,7 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             ": error TS",
             " - error TS",
             " problems (",
+            " problem (",  # eslint: "✖ 1 problem (1 error, 0 warnings)"
             "[warn] Code style issues",
         ),
     ),

@@ -1,0 +1,57 @@
+"""The first failure in full: what failed, the project's call chain, and the assertion's explanation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from greenloop.digest.compact import compact
+from greenloop.digest.frames import describe_frame, project_chain, relative
+from greenloop.parsers.model import Failure, Kind
+
+MAX_DETAIL = 8
+# pytest's assertion explanations: what differs, said in one line each (issue 11: always kept)
+_EXPLANATION = re.compile(
+    r"^\s*(?:At index \d+ diff|Left contains|Right contains|Differing items|Differing attributes"
+    r"|Omitting \d+ identical|Full diff|Extra items|Matching attributes|Drill down|Expected|Got)\b"
+)
+
+
+def render_first(f: Failure, root: Path) -> str:
+    label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
+    lines = [f"{label}: {f.id}"]
+    what = ": ".join(p for p in (f.error_type, f.message) if p)
+    if f.code and f.code not in what and f.code not in f.id:
+        what = f"[{f.code}] {what}"
+    if what:
+        lines += [f"  {compact(line)}" for line in what.splitlines()[:MAX_DETAIL]]
+    lines += _chain(f, root)
+    lines += ["  " + d for d in detail_lines(f.detail)]
+    return "\n".join(lines)
+
+
+def _chain(f: Failure, root: Path) -> list[str]:
+    frames, skipped = project_chain(f, root)
+    if not frames:
+        if f.file and f.kind is not Kind.TEST and relative(f.file, root) not in f.id:
+            col = f":{f.column}" if f.column else ""
+            return [f"  at {relative(f.file, root)}:{f.line or '?'}{col}"]
+        return []
+    lines = [f"  at {compact(describe_frame(frames[0], root))}"]
+    lines += [f"  from {compact(describe_frame(frame, root))}" for frame in frames[1:-1]]
+    if len(frames) > 1:
+        above = f"(+{skipped} frames) " if skipped else ""
+        lines.append(f"  from {above}{compact(describe_frame(frames[-1], root))}")
+    return lines
+
+
+def detail_lines(detail: tuple[str, ...]) -> list[str]:
+    """The first lines of the detail, then only the explanation lines, with a count of the rest."""
+    kept: list[str] = []
+    dropped = 0
+    for line in detail:
+        if len(kept) < MAX_DETAIL or _EXPLANATION.match(line):
+            kept.append(compact(line))
+        else:
+            dropped += 1
+    return [*kept, f"[… {dropped} more lines]"] if dropped else kept

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from engine import Tally, config_trials, fuzz_parsers, hostile_tool_calls, signal_trial
 
 from greenloop.redact import redact
 from secret_shapes import SHAPES, leaks
 
 
-def test_soak_signal_trials_keep_every_invariant(tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+def test_soak_signal_trials_keep_every_invariant(tmp_path_factory: pytest.TempPathFactory) -> None:
     rng, tally = random.Random(12), Tally()
     for phase, how in (("agent", "INT2"), ("verify", "HUP"), ("agent", "KILL")):
         signal_trial(tmp_path_factory.mktemp("soak"), phase, how, rng, tally)

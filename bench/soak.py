@@ -31,24 +31,32 @@ from engine import (  # noqa: E402
 from secret_shapes import SHAPES  # noqa: E402
 
 
+def log(line: str) -> None:
+    print(line, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--signals", type=int, help="signal trials (long: 216, else 6)")
     parser.add_argument("--fuzz", type=int, help="fuzzed parser inputs (long: 10 000, else 150)")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--only", choices=("signals", "rest"), help="run one half (in parallel)")
     args = parser.parse_args()
     signals = args.signals if args.signals is not None else (216 if args.long else 6)
     fuzz = args.fuzz if args.fuzz is not None else (10_000 if args.long else 150)
     rng, tally, started = random.Random(args.seed), Tally(), time.monotonic()
     timings = {}
-    for name, step in (
+    steps = (
         ("tool calls", lambda: hostile_tool_calls(tally)),
         ("configs", lambda: config_trials(tally)),
         ("fuzz", lambda: fuzz_parsers(fuzz, rng, tally)),
         ("hostile verifiers", lambda: hostile_verifiers(tally)),
-        ("signal trials", lambda: signal_trials(signals, rng, tally)),
-    ):
+        ("signal trials", lambda: signal_trials(signals, rng, tally, log)),
+    )
+    if args.only:
+        steps = tuple(s for s in steps if (s[0] == "signal trials") == (args.only == "signals"))
+    for name, step in steps:
         t0 = time.monotonic()
         result = step()
         timings[name] = time.monotonic() - t0

@@ -254,13 +254,17 @@ def _record_files(root: Path) -> dict[str, str]:
     }
 
 
-def signal_trials(n: int, rng: random.Random, tally: Tally) -> None:
+def signal_trials(
+    n: int, rng: random.Random, tally: Tally, log: Callable[[str], None] | None = None
+) -> None:
     plan = [(PHASES[i % 3], SIGNALS[(i // 3) % len(SIGNALS)]) for i in range(n)]
     rng.shuffle(plan)
-    for phase, how in plan:
+    for i, (phase, how) in enumerate(plan, 1):
         with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
             signal_trial(Path(tmp), phase, how, rng, tally)
         tally.count(f"signal:{how}")
+        if log is not None:
+            log(f"signal trial {i}/{n} {phase}/{how}: {len(tally.violations)} violations so far")
 
 
 # ---------------------------------------------------------------- hostile verifiers
@@ -330,6 +334,8 @@ def fuzz_parsers(n: int, rng: random.Random, tally: Tally, limit_s: float = 2.0)
         took = _timed(lambda inp=inp: parse_output(inp), limit_s)
         slowest = max(slowest, took)
         tally.check(took < limit_s, f"fuzz #{i} ({tool}, {len(text)} chars): {took:.2f} s")
+        if took >= limit_s:
+            print(tally.violations[-1], flush=True)
     tally.count("fuzz", n)
     return slowest
 

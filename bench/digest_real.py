@@ -33,7 +33,9 @@ def load_real() -> list[base.Case]:
     cases = []
     for path in sorted(REAL.glob("*/*/case.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        cases.append(base.Case(path.parent.parent.name, path.parent.name, data))
+        # named runner/case: the same project-n exists under several runners (pytest, mypy, ...)
+        runner = path.parent.parent.name
+        cases.append(base.Case(runner, f"{runner}/{path.parent.name}", data))
     return cases
 
 

@@ -196,5 +196,15 @@ def test_check_goes_green_in_a_flat_layout_with_the_detected_python_m_pytest(
     root = flat_layout_repo(make_repo)
     out = greenloop(root, "check")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "test     .venv/bin/python -m pytest  (" in out.stdout
+    assert "test     .venv/bin/python -m pytest  (" in out.stdout, out.stdout
     assert "The verifier passed" in out.stdout
+
+
+def test_check_names_the_failing_command_once_as_typed(make_repo: Callable[..., Path]) -> None:
+    root = flat_layout_repo(make_repo)
+    (root / "flatpkg" / "__init__.py").write_text(CALC_BUG)
+    out = greenloop(root, "check")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stdout.count(".venv/bin/python -m pytest") == 1, out.stdout
+    assert "The verifier failed (exit 1, `.venv/bin/python -m pytest`" in out.stdout
+    assert PY not in out.stdout

@@ -230,3 +230,18 @@ def test_digest_shortens_object_addresses_and_long_byte_string_reprs() -> None:
     assert "at 0x…" in short
     assert len(short) <= 160
     assert short.endswith("AAAA'")
+
+
+def test_digest_collapses_collection_errors_from_one_broken_import_into_one_line() -> None:
+    # real: cachetools with a syntax error committed; 13 test files fail to import it
+    result, root = load("../real/pytest/cachetools-6", "case")
+    text = build_digest(result, root=root).text
+    assert "src/cachetools/__init__.py:185 same SyntaxError \N{MULTIPLICATION SIGN}12 (" in text
+    assert text.count("SyntaxError") == 2, text
+
+
+def test_digest_of_a_doctest_keeps_the_value_it_got() -> None:
+    # real: toolz's pluck doctest, the bug committed; the Got value is the line after "Got:"
+    result, root = load("../real/pytest/toolz-1", "case")
+    lines = build_digest(result, root=root).text.splitlines()
+    assert lines[lines.index("  Got:") + 1] == "      [(1,), (4,)]"

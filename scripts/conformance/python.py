@@ -142,6 +142,8 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
     if "\nGot:\n" in body:  # a doctest's Expected/Got: the wrong value is the message
         got = body.split("\nGot:\n", 1)[1]
         return "DocTestFailure", short(got)
+    if "\nGot nothing" in body:
+        return "DocTestFailure", "Got nothing"
     m = re.search(r"^UNEXPECTED EXCEPTION: ([A-Za-z_]\w*)\((.*)\)$", body, re.M)
     if m:
         return m.group(1), short(m.group(2).strip("'\""))
@@ -162,6 +164,8 @@ def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutati
     python = str(project.venv_path / "bin" / "python")
     args = runner.argv if isinstance(runner.argv, tuple) else tuple(runner.argv.split())
     names = [a for a in args[args.index("unittest") + 1 :] if not a.startswith("-")]
+    if names[:1] == ["discover"]:  # `-m unittest discover` (default start dir and pattern)
+        names = []
     again = run((python, str(UNITTEST_TRUTH), *names), cwd, runner_env(project), runner.timeout)
     how = f"unittest result API: python {UNITTEST_TRUTH.name} {' '.join(names)} (exit {again.exit_code})"
     if done.timed_out or done.exit_code < 0:
@@ -180,8 +184,8 @@ def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutati
             message=short(first["message"]),
             frame=frame_of(project, runner, mutation),
         )
-    verdict = "green" if done.exit_code == 0 and report["counts"]["passed"] else "failed"
-    if done.exit_code == 5 or report["ran"] == 0:
+    verdict = "green" if done.exit_code == 0 else "failed"
+    if done.exit_code == 5 or report["ran"] == 0:  # unittest (3.12+): no tests ran
         verdict = "untrusted"
     return Facts(verdict=verdict, **facts)  # type: ignore[arg-type]
 

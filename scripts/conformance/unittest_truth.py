@@ -12,6 +12,14 @@ import sys
 import unittest
 
 
+def _import_cause(text: str) -> tuple[str, str]:
+    last = text.rstrip().splitlines()[-1]
+    name, sep, message = last.partition(": ")
+    if sep and name.replace(".", "").replace("_", "").isalnum():
+        return name.rsplit(".", 1)[-1], message
+    return "ImportError", text.splitlines()[0]
+
+
 class Recorder(unittest.TestResult):
     def __init__(self) -> None:
         super().__init__()
@@ -19,15 +27,15 @@ class Recorder(unittest.TestResult):
         self.bad_tests: set[str] = set()
 
     def _record(self, test: unittest.TestCase, err: tuple, sub: str = "") -> None:  # type: ignore[type-arg]
-        kind, value = err[0], err[1]
+        kind, value = err[0].__name__, str(err[1])
+        if isinstance(err[1], ImportError) and value.startswith("Failed to import test module"):
+            kind, value = _import_cause(value)  # a _FailedTest: the real error is its last line
         test_id = test.id()
         if isinstance(test, unittest.case._SubTest):
             test_id = test.test_case.id()
             sub = test._subDescription()
         self.bad_tests.add(test_id)
-        self.failing.append(
-            {"id": test_id, "sub": sub, "type": kind.__name__, "message": str(value)}
-        )
+        self.failing.append({"id": test_id, "sub": sub, "type": kind, "message": value})
 
     def addFailure(self, test, err):  # type: ignore[no-untyped-def]
         super().addFailure(test, err)
@@ -55,8 +63,11 @@ def main(names: list[str]) -> None:
     finally:
         sys.stdout, sys.stderr = saved
     skipped = len(result.skipped)
+    # failed as unittest's summary counts it (failures + errors: one per failing subtest too);
+    # passed: the tests that really passed (a test with a failing subtest did not)
     passed = result.testsRun - len(result.bad_tests) - skipped
-    counts = {"passed": max(passed, 0), "failed": len(result.bad_tests), "skipped": skipped}
+    failed = len(result.failures) + len(result.errors)
+    counts = {"passed": max(passed, 0), "failed": failed, "skipped": skipped}
     print(json.dumps({"ran": result.testsRun, "counts": counts, "failing": result.failing}))
 
 

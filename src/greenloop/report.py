@@ -40,7 +40,8 @@ def render_reuse(reuse: Reuse, fmt: str) -> str:
 
 
 def render_check_text(result: CheckResult, digest: Digest) -> str:
-    lines = [_stage_line(r) for r in result.runs]
+    # the failing stage's command is in the digest's first line: not printed twice (issue 11)
+    lines = [_stage_line(r, show_command=r is not result.failing) for r in result.runs]
     lines += [f"  -    {name:<8} not run (an earlier stage failed)" for name in result.not_run]
     if result.rewritten:
         lines.append(f"  the fixer rewrote: {', '.join(result.rewritten)} (left modified)")
@@ -58,11 +59,12 @@ def verdict_word(result: CheckResult) -> str:
     return VERDICT_WORDS[result.verdict.value]
 
 
-def _stage_line(run: StageRun) -> str:
+def _stage_line(run: StageRun, *, show_command: bool = True) -> str:
     res = run.result
     mark = "ok" if run.verdict.passed else run.verdict.value
     extra = f", {res.dropped_bytes} bytes of output dropped" if res.dropped_bytes else ""
-    return f"  {mark:<4} {run.stage.name:<8} {run.stage.display}  ({res.duration_s:.1f} s, exit {res.exit_code}{extra})"
+    command = f" {run.stage.display} " if show_command else ""
+    return f"  {mark:<4} {run.stage.name:<8}{command} ({res.duration_s:.1f} s, exit {res.exit_code}{extra})"
 
 
 def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:

@@ -76,6 +76,8 @@ def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> s
 
 
 def _shape(f: Failure, root: Path) -> tuple[str, ...]:
+    if f.kind is Kind.BUILD:  # collection errors: many test files failing on one import
+        return (f.file, str(f.line), f.error_type, f.message)
     if f.kind is not Kind.TEST:
         return (f.id,)
     frame = project_frame(f, root)
@@ -93,12 +95,13 @@ def _error(f: Failure) -> str:
 def _group_line(items: list[Failure], root: Path, known: str, seen: str) -> str:
     f = items[0]
     what = _error(f)
-    if f.kind is Kind.TEST and what == seen and len({g.message for g in items}) == 1:
+    if f.kind in (Kind.TEST, Kind.BUILD) and what == seen and len({g.message for g in items}) == 1:
         what = f"same {f.error_type.rpartition('.')[2] or 'error'}"
     what = compact(what, MESSAGE_CHARS)
     if f.kind is not Kind.TEST:
         code = f"[{f.code}] " if f.code and f.code not in what else ""
-        return f"{_location(f, root)} {code}{what}".rstrip()
+        count = f" {TIMES}{len(items)} ({_names(items)})" if len(items) > 1 else ""
+        return f"{_location(f, root)} {code}{what}{count}".rstrip()
     frame = project_frame(f, root)
     spot = f"{relative(frame.file, root)}:{frame.line}" if frame and frame.line else ""
     at = f" (at {spot})" if spot and spot != known else ""
@@ -149,3 +152,8 @@ def _file_of(f: Failure) -> str:
 def _same_type(groups: list[list[Failure]]) -> str:
     kinds = {f.error_type or f.code for items in groups for f in items}
     return f", all {kinds.pop()}" if len(kinds) == 1 and "" not in kinds else ""
+
+
+def _names(items: list[Failure]) -> str:
+    ids = [f.id for f in items]
+    return ", ".join(ids[:2]) + (f", +{len(ids) - 2} more" if len(ids) > 2 else "")

@@ -48,9 +48,15 @@ def _chain(f: Failure, root: Path) -> list[str]:
 def detail_lines(detail: tuple[str, ...]) -> list[str]:
     """The first lines of the detail, then only the explanation lines, with a count of the rest."""
     kept: list[str] = []
-    dropped = 0
+    dropped = follow = 0
     for line in detail:
-        if len(kept) < MAX_DETAIL or _EXPLANATION.match(line):
+        if _EXPLANATION.match(line):
+            follow = 2  # the value under "Expected:" / "Got:" is the point of the line
+        elif follow and line[:1].isspace():
+            follow -= 1
+        else:
+            follow = 0
+        if len(kept) < MAX_DETAIL or _EXPLANATION.match(line) or follow:
             kept.append(compact(line))
         else:
             dropped += 1

@@ -51,9 +51,10 @@ HEAD = 4_000_000
 TAIL = 1_000_000
 _HEADER = re.compile(r"^_+ (?P<title>[^\n]+?) _+[ \t]*$", re.MULTILINE)
 # pytest 9's subtests: "SUBFAILED[label] tests/t.py::T::test - msg", named "tests/t.py::T::test [label]"
+# Linear: the id ends on a non-space and the message is greedy, so no run of spaces is rescanned.
 _ENTRY = re.compile(
-    r"^(?:(?P<cat>FAILED|ERROR)|SUB(?P<subcat>FAILED)\[(?P<label>[^\n]*?)\]) (?P<id>[^\n]+?)"
-    r"(?: - (?P<msg>[^\n]*))?[ \t]*$",
+    r"^(?:(?P<cat>FAILED|ERROR)|SUB(?P<subcat>FAILED)\[(?P<label>[^\n]*?)\]) (?P<id>[^\n]*?\S)"
+    r"(?: - (?P<msg>[^\n]*))?[^\S\n]*$",
     re.M,
 )
 _VERBOSE = re.compile(
@@ -177,7 +178,7 @@ def _entries(summary: str, text: str) -> list[_Entry]:
         _Entry(
             category=m["cat"] or m["subcat"],
             id=f"{m['id']} [{m['label']}]" if m["subcat"] else m["id"],
-            text=m["msg"] or "",
+            text=(m["msg"] or "").rstrip(),
         )
         for m in _ENTRY.finditer(summary)
     ]
@@ -253,7 +254,7 @@ def _doctest(lines: list[str]) -> tuple[tuple[str, ...], str]:
     body = [line.rstrip() for line in lines if line.strip()][:-1]
     start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
     message = " ".join(line.strip() for line in body[start:])
-    return tuple(body[:start][-6:] + body[start:][:9]), message
+    return tuple(body[:start][-4:] + body[start:][:9]), message
 
 
 def _failure(

@@ -31,17 +31,21 @@ _FULL_HEAD = re.compile(r"^(?P<code>[A-Z]+\d+|[a-z][\w-]*):?(?: \[\*\])? (?P<msg
 _ARROW = re.compile(r"^\s*--> (?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+)\s*$")
 _RUFF_FOUND = re.compile(r"^Found (\d+) errors?\.", re.MULTILINE)
 _RUFF_OK = re.compile(r"^All checks passed!", re.MULTILINE)
-_WOULD_REFORMAT = re.compile(r"^(?:Would reformat|would reformat):? (?P<file>\S[^\n]*?)\s*$", re.M)
+# Linear: `file` ends on its last non-space, trailing blanks are matched once.
+_WOULD_REFORMAT = re.compile(
+    r"^(?:Would reformat|would reformat):? (?P<file>\S(?:[^\n]*\S)?)[^\S\n]*$", re.M
+)
 _DIFF_FILE = re.compile(r"^--- (?P<file>[^\t\n]+?)(?:\t[^\n]*)?\n\+\+\+ ", re.MULTILINE)
 _FORMAT_TOTAL = re.compile(r"^(\d+) files? would be reformatted", re.MULTILINE)
 _FORMAT_TOTAL_LINE = re.compile(r"^\d+ files? would be reformatted[^\n]*$", re.MULTILINE)
 _STATISTICS = re.compile(
     r"^\s*(?P<n>\d+)\s+(?P<code>[A-Z]+\d+)\s+(?:\[[* ]\]\s+)?(?P<name>[\w-]+)\s*$", re.M
 )
+# Linear: the indent and the file split at the first non-space, never at every position.
 _PYRIGHT = re.compile(
-    r"^\s+(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning|information): (?P<msg>.*)$"
+    r"^\s+(?P<file>\S[^\n]*?):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning|information): (?P<msg>.*)$"
 )
-_PYRIGHT_RULE = re.compile(r"\s*\((?P<rule>report\w+)\)\s*$")
+_PYRIGHT_RULE = re.compile(r"\((?P<rule>report\w+)\)\s*$")  # no leading \s*: linear
 _PYRIGHT_TOTAL = re.compile(r"^(\d+) errors?, (\d+) warnings?, \d+ informations?", re.MULTILINE)
 _BLACK_ERROR = re.compile(r"^error: cannot format (?P<file>[^:\n]+): (?P<msg>[^\n]*)$", re.M)
 _BLACK_PARSE = re.compile(
@@ -276,7 +280,7 @@ def parse_pyright(inp: ParserInput) -> ParseResult:
 def _pyright_failure(m: re.Match[str], lines: list[str], root: str) -> Failure:
     rule = _PYRIGHT_RULE.search(lines[-1])
     if rule is not None:
-        lines = [*lines[:-1], lines[-1][: rule.start()]]
+        lines = [*lines[:-1], lines[-1][: rule.start()].rstrip()]
     file = relative(m["file"].strip(), root)
     return _diag(
         Kind.TYPE,

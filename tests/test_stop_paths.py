@@ -184,3 +184,33 @@ def test_an_agent_rewriting_gitignore_never_gets_the_users_ignored_file_committe
     assert git(root, "rev-parse", "HEAD") == initial
     assert (root / "secret.env").read_text() == "API=1\n"
     assert git(root, "log", "--all", "--format=%H", "--", "secret.env") == ""
+
+
+def test_an_edit_from_another_terminal_during_verification_is_named_in_the_report(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = setup
+    (root / "notes.txt").write_text("mine\n")
+    git(root, "add", "notes.txt")
+    git(root, "commit", "-qm", "notes")
+    # the second verifier run stands for a person typing in another terminal meanwhile
+    verify = (
+        f"{PY} -c \"import pathlib, sys; c = pathlib.Path('{root}/.count'); "
+        "n = int(c.read_text()) + 1 if c.exists() else 1; c.write_text(str(n)); "
+        "n == 2 and open('notes.txt', 'a').write('typed meanwhile\\n'); "
+        "print('FAILED test_x - assert 1 == 2'); sys.exit(1)\""
+    )
+    (root / ".git" / "info" / "exclude").write_text(".count\n")
+    run = subprocess.run(
+        [PY, "-m", "greenloop", "run", "--agent", "echo more >> impl.txt", "-y", "--", verify],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert "edited outside the agent's turn" in run.stdout, run.stdout + run.stderr
+    assert "notes.txt" in run.stdout
+    ref = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()[0]
+    assert "typed meanwhile" in git(root, "show", f"{ref}:notes.txt")

@@ -160,9 +160,12 @@ def iterate(run: RunState, previous: Decision) -> Decision:
     prompt = build_prompt(run, n)
     by_products = verifier_by_products(run)
     run.by_products.update(by_products)
+    note_outside_edits(run, n)
     run.phase(f"iter {n}/{run.config.max_iters} · agent")
+    run.agent_turn = True
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
+    run.agent_turn = False
     if not outcome.ok:
         row = Iteration(
             iteration=n,
@@ -235,6 +238,28 @@ def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> Agent
         summary=outcome.summary,
     )
     return outcome
+
+
+def note_outside_edits(run: RunState, n: int) -> None:
+    """Tracked files changed since the last checkpoint while the agent was not running.
+
+    After a checkpoint the tree is clean, and a verifier does not edit tracked files (a fixer
+    stage aside): such a change is a person's in another terminal. It cannot be told apart from
+    the agent's once committed, so the report says where it went (issue 12).
+    """
+    if any(stage.fix for stage in run.cascade.stages) or not run.history:
+        return
+    status = git.status_paths(run.state.root)
+    changed = sorted(p for p, code in status.items() if code != "??" and p not in run.outside)
+    if not changed:
+        return
+    run.outside.update(changed)
+    shown = ", ".join(changed[:8]) + (" …" if len(changed) > 8 else "")
+    run.warnings.append(
+        f"edited outside the agent's turn (before iteration {n}; another terminal?): {shown}; "
+        "committed with the agent's next edit, and kept under the attempt ref on revert"
+    )
+    run.rec.event("outside_edits", iteration=n, files=changed)
 
 
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
@@ -357,6 +382,8 @@ def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
 
 def finish(run: RunState, decision: Decision) -> LoopResult:
     assert decision.result is not None
+    if not run.agent_turn:
+        note_outside_edits(run, len(run.history))
     result = decision.result
     attempt = ""
     if result is Result.SUCCESS and run.config.squash and len(run.history) > 1:

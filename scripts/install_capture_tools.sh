@@ -29,7 +29,8 @@ echo "== Node tools -> $NODE_PREFIX"
 if command -v npm >/dev/null 2>&1; then
   ( cd "$NODE_PREFIX" && [ -f package.json ] || echo '{"name":"glcap-tools","private":true}' > "$NODE_PREFIX/package.json" )
   ( cd "$NODE_PREFIX" && npm install --no-audit --no-fund --loglevel=error \
-      pyright typescript eslint @eslint/js prettier jest vitest ) \
+      pyright typescript eslint @eslint/js prettier jest vitest \
+      mocha@11.8.0 uvu@0.5.6 ava@7.0.0 tap@21.8.0 ) \
     || echo "WARN: some npm installs failed"
 else
   echo "WARN: npm not found; skipping node tools"

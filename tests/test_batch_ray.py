@@ -96,5 +96,5 @@ def test_bench_runs_its_mutants_through_the_ray_executor(cluster: None, tmp_path
     assert len(data["mutants"]) == 10
     (agent,) = data["agents"]
     assert (agent["solved"], agent["total"]) == (0, 10)
-    rows = (tmp_path / "bench" / "batch" / "results.jsonl").read_text().splitlines()
+    rows = (tmp_path / "bench" / "batch-digest" / "results.jsonl").read_text().splitlines()
     assert {json.loads(r)["executor"] for r in rows} == {"ray"}

@@ -61,7 +61,7 @@ def test_bench_scores_oracle_noop_and_cheat_agents_and_leaves_no_trace(tmp_path:
     assert [m.id for m in again.kept] == [m["id"] for m in data["mutants"]]  # same seed, same tasks
 
     for mutant in data["mutants"]:
-        work = out / "batch" / "work" / f"{mutant['id']}.a1"  # the no-op agent's workspace
+        work = out / "batch-digest" / "work" / f"{mutant['id']}.a1"  # the no-op agent's workspace
         answer = json.loads((out / "answers" / f"{mutant['id']}.json").read_text())
         original_line = LIB.splitlines()[answer["line"] - 1]
         assert git(work, "rev-list", "--all", "--count").strip() == "1"
@@ -88,3 +88,27 @@ def test_bench_wilson_and_mcnemar_match_known_values() -> None:
     assert score.wilson(0, 10) == (0.0, 0.2775)
     assert score.mcnemar_exact(4, 0) == 0.125
     assert score.mcnemar_exact(3, 3) == 1.0
+
+
+def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_differs(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "bench"
+    data = run_bench(
+        make_project(tmp_path), agents=["true"], out=out, mutants=2, seed_value=3,
+        command=VERIFY, workers=2, overrides={"max_iters": 1}, feedback="both",
+    )  # fmt: skip
+
+    digest, raw = data["agents"]
+    assert (digest["feedback"], raw["feedback"]) == ("digest", "raw")
+    assert digest["by_result"] == raw["by_result"]
+    for mutant in data["mutants"]:
+        prompts = [
+            (out / f"batch-{arm}" / "records" / f"{mutant['id']}.a0" / "iter-1" / "prompt.md")
+            .read_text()
+            for arm in ("digest", "raw")
+        ]  # fmt: skip
+        assert prompts[0] != prompts[1]
+        task = prompts[0].split("\n\n", 1)[0]
+        assert prompts[1].startswith(task)  # the same task, only the verifier's result differs
+        assert "Traceback (most recent call last)" in prompts[1]

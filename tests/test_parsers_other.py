@@ -18,14 +18,18 @@ from hypothesis import strategies as st
 from greenloop.parsers import (
     ParseResult,
     ParserInput,
+    ava,
     generic,
     go,
     js,
     junit,
+    mocha,
     native,
     parse_output,
     ruby,
     rust,
+    tap,
+    uvu,
 )
 from greenloop.parsers.model import Failure
 from greenloop.process import run_command
@@ -49,6 +53,10 @@ TOOLS = (
     "ctest",
     "phpunit",
     "javac",
+    "mocha",
+    "uvu",
+    "ava",
+    "tap",
 )
 # Facts that are true but that the tool never prints, so no parser can recover them.
 NOT_PRINTED: dict[str, set[str]] = {
@@ -57,7 +65,19 @@ NOT_PRINTED: dict[str, set[str]] = {
     "go/vet": {"failing_ids", "error_type"},  # the analyzer name (printf) is not in text output
     "phpunit/failure_and_error": {"error_type"},  # PHPUnit 9 prints no class for failures
 }
-PARSE_FNS = (rust.parse, go.parse, js.parse, ruby.parse, native.parse, junit.parse, generic.parse)
+PARSE_FNS = (
+    rust.parse,
+    go.parse,
+    js.parse,
+    mocha.parse,
+    uvu.parse,
+    ava.parse,
+    tap.parse,
+    ruby.parse,
+    native.parse,
+    junit.parse,
+    generic.parse,
+)
 
 
 def _cases() -> list[Path]:

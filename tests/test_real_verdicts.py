@@ -37,6 +37,10 @@ OUTPUT_CASES = (
     "node-test/load_error",
     "node-test/load_error_spec",
     "node-test/esm_spec",
+    *(f"{tool}/{case}" for tool in ("uvu", "ava", "tap") for case in ("failures", "green")),
+    "mocha/spec",
+    "mocha/json",
+    "mocha/green",
 )
 
 

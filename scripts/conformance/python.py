@@ -18,6 +18,9 @@ from typing import Any
 from common import Facts, Mutation, Project, Run, Runner, cap, install, run, runner_env
 
 MESSAGE_MAX = 120
+CRASH = re.compile(
+    r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$"
+)
 UNITTEST_TRUTH = Path(__file__).resolve().parent / "unittest_truth.py"
 
 
@@ -45,15 +48,18 @@ def short(message: str) -> str:
 
 
 def crash_line(text: str) -> tuple[str | None, str | None]:
-    """(type, message) from pytest's last ``E   Type: message`` line of a JUnit failure body."""
+    """(type, message) from pytest's last ``E   Type: message`` line of a JUnit failure body.
+
+    An empty message (``AssertionError:`` then a multi-line text) takes the next non-empty E line.
+    """
     found: tuple[str | None, str | None] = (None, None)
+    pending = False
     for line in text.splitlines():
-        m = re.match(
-            r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$",
-            line,
-        )
+        m = CRASH.match(line)
         if m:
-            found = (m.group(1).rsplit(".", 1)[-1], m.group(2))
+            found, pending = (m.group(1).rsplit(".", 1)[-1], m.group(2)), not m.group(2)
+        elif pending and line.startswith("E ") and line[1:].strip():
+            found, pending = (found[0], line[1:].strip()), False
     return found
 
 
@@ -73,7 +79,7 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
     )
     if done.timed_out or done.exit_code < 0 or suite is None:
         return Facts(verdict=_no_report_verdict(done), ground_truth=how)
-    failing = _failing(suite, cwd)
+    failing = _failing(suite, cwd, project.root)
     counts = _counts(suite)
     facts = dict(failing_ids=tuple(i for i, _ in failing), counts=counts, ground_truth=how)
     if failing:
@@ -112,19 +118,20 @@ def _counts(suite: ET.Element) -> dict[str, int]:
     return {"passed": max(total - failed - skipped, 0), "failed": failed, "skipped": skipped}
 
 
-def _failing(suite: ET.Element, cwd: Path) -> list[tuple[str, ET.Element]]:
+def _failing(suite: ET.Element, cwd: Path, root: Path) -> list[tuple[str, ET.Element]]:
     out = []
     for case in suite.iter("testcase"):
         bad = case.find("failure")
         if bad is None:
             bad = case.find("error")
         if bad is not None:
-            out.append((_node_id(case, cwd), bad))
+            out.append((_node_id(case, cwd, root), bad))
     return out
 
 
-def _node_id(case: ET.Element, cwd: Path) -> str:
-    """pytest's node id: the longest classname prefix that is a module file, then class and name.
+def _node_id(case: ET.Element, cwd: Path, root: Path) -> str:
+    """pytest's node id as its summary prints it (relative to the cwd): the longest classname
+    prefix that is a module file (under the cwd or the rootdir), then the classes and the name.
 
     Not xunit1's ``file``: for a test inherited from a mixin it names the mixin's file.
     """
@@ -132,8 +139,10 @@ def _node_id(case: ET.Element, cwd: Path) -> str:
     parts = classname.split(".") if classname else []
     for i in range(len(parts), 0, -1):
         module = "/".join(parts[:i]) + ".py"
-        if (cwd / module).is_file():
-            return "::".join([module, *parts[i:], name])
+        for base in (cwd, root):
+            if (base / module).is_file():
+                path = os.path.relpath(base / module, cwd)
+                return "::".join([path, *parts[i:], name])
     return case.get("file") or name  # a collection error: the path is the name
 
 

@@ -200,7 +200,9 @@ def worst(verdicts: Collection[Verdict]) -> Verdict:
 
 
 # Parser families whose summary counts tests (linters count findings: 0 is their clean result).
-TEST_RUNNERS = frozenset({"pytest", "unittest", "cargo", "go", "junit", "ruby", "generic"})
+TEST_RUNNERS = frozenset(
+    {"pytest", "unittest", "cargo", "go", "junit", "ruby", "generic", "mocha", "uvu", "ava", "tap"}
+)
 
 
 def runs_tests(parsed: ParseResult) -> bool:

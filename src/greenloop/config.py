@@ -61,6 +61,9 @@ class Config:
     """OpenAI-compatible endpoint of the built-in agent."""
     max_tool_turns: int = 25
     """Built-in agent: tool calls at most per iteration."""
+    feedback: str = "digest"
+    """What the agent reads between iterations: ``digest``, or ``raw`` (the verifier's output cut to
+    its first and last 5 000 characters, as other harnesses send it: the bench's baseline arm)."""
     redact: tuple[str, ...] = ()
     """Extra regular expressions whose matches are hidden in everything greenloop writes."""
     cache: bool = True
@@ -73,6 +76,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "on_fail": ("revert", "keep"),
     "on_regression": ("stop", "continue"),
     "subset": ("auto", "off"),
+    "feedback": ("digest", "raw"),
 }
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
 

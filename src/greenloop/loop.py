@@ -205,12 +205,16 @@ def build_prompt(run: RunState, iteration: int) -> str:
     assert run.last_digest is not None
     verifier = " && ".join(s.display for s in run.cascade.stages)
     rules = RULES.format(edit="" if run.config.allow_test_edits else "edit, ")
+    result = run.last_digest.text
+    if run.config.feedback == "raw" and run.last_check is not None:  # the bench's baseline arm
+        from greenloop.feedback import raw_feedback
+
+        result = raw_feedback(run.last_check)
     if iteration == 1:
         return (
-            f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n"
-            f"{run.last_digest.text}\n\n{rules}\n"
+            f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{result}\n\n{rules}\n"
         )
-    return f"{run.last_digest.text}\n\n{rules}\n"  # a stateless agent sees the rules every time
+    return f"{result}\n\n{rules}\n"  # a stateless agent sees the rules every time
 
 
 def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> AgentOutcome:

@@ -23,6 +23,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-time", type=float)
     p.add_argument("--timeout", type=float)
     p.add_argument("--agent-timeout", type=float)
+    p.add_argument(
+        "--feedback",
+        choices=("digest", "raw", "both"),
+        default="digest",
+        help="what the agent reads: the digest, the raw output (first/last 5 000 chars), or both arms",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -40,6 +46,7 @@ def main_bench(args: argparse.Namespace) -> int:
         executor=args.executor,
         workers=args.workers,
         overrides={k: getattr(args, k) for k in RUN_OPTIONS},
+        feedback=args.feedback,
     )
     sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.format == "json" else render(data))
     return 0
@@ -53,7 +60,7 @@ def render(data: dict[str, Any]) -> str:
     for a in data["agents"]:
         low, high = a["wilson95"]
         lines.append(
-            f"  {a['agent']}: {a['solved']}/{a['total']} solved "
+            f"  {a['agent']} [{a['feedback']}]: {a['solved']}/{a['total']} solved "
             f"(95 % CI {100 * low:.0f}-{100 * high:.0f} %), {a['cheat_attempts']} cheat attempt(s), "
             f"median iterations to green {a['median_iterations_to_green']}"
         )

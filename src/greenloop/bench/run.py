@@ -16,6 +16,7 @@ from greenloop.config import load_config
 from greenloop.errors import FatalError
 
 BENCH = "bench.json"
+ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}
 
 
 def run_bench(
@@ -30,7 +31,9 @@ def run_bench(
     executor: str = "local",
     workers: int | None = None,
     overrides: Mapping[str, Any] | None = None,
+    feedback: str = "digest",
 ) -> dict[str, Any]:
+    """Seed ``mutants`` bugs, run every agent on each under each feedback arm; write bench.json."""
     from greenloop.batch.run import run_batch
     from greenloop.checking import check, resolve_cascade
 
@@ -53,9 +56,14 @@ def run_bench(
         max_failing=max_failing,
     )  # fmt: skip
     tasks = _write_tasks(out, clean, chosen.kept, agents, command)
-    batch = run_batch(tasks, out=out / "batch", executor=executor, workers=workers,
-                      overrides=overrides)  # fmt: skip
-    data = _report(chosen, agents, [dict(r) for r in batch.summary["tasks"]], seed_value)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for arm in ARMS[feedback]:  # identical batches but for what the agent reads
+        batch = run_batch(
+            tasks, out=out / f"batch-{arm}", executor=executor, workers=workers,
+            overrides={**(overrides or {}), "feedback": arm},
+        )  # fmt: skip
+        rows[arm] = [dict(r) for r in batch.summary["tasks"]]
+    data = _report(chosen, agents, rows, seed_value)
     (out / BENCH).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return data
 
@@ -82,16 +90,21 @@ def _write_tasks(
 
 
 def _report(
-    chosen: seed.Selection, agents: Sequence[str], rows: list[dict[str, Any]], seed_value: int
+    chosen: seed.Selection,
+    agents: Sequence[str],
+    rows: Mapping[str, list[dict[str, Any]]],
+    seed_value: int,
 ) -> dict[str, Any]:
-    by_agent: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in range(len(agents))}
-    for row in rows:
-        mutant, _, index = str(row["id"]).rpartition(".a")
-        by_agent[int(index)][mutant] = row
+    arms = {
+        (agent, arm): _by_mutant(arm_rows, i)
+        for arm, arm_rows in rows.items()
+        for i, agent in enumerate(agents)
+    }
+    keys = list(arms)
     pairs = [
-        {"first": agents[i], "second": agents[j], **score.paired(by_agent[i], by_agent[j])}
-        for i in range(len(agents))
-        for j in range(i + 1, len(agents))
+        {"first": list(a), "second": list(b), **score.paired(arms[a], arms[b])}
+        for n, a in enumerate(keys)
+        for b in keys[n + 1 :]
     ]
     return {
         "seed": seed_value,
@@ -101,8 +114,17 @@ def _report(
             {"id": m.id, "path": m.path, "line": m.line, "kind": m.kind} for m in chosen.kept
         ],
         "agents": [
-            {"agent": a, "feedback": "digest", **score.agent_score(list(by_agent[i].values()))}
-            for i, a in enumerate(agents)
+            {"agent": agent, "feedback": arm, **score.agent_score(list(found.values()))}
+            for (agent, arm), found in arms.items()
         ],
         "pairs": pairs,
     }
+
+
+def _by_mutant(rows: Sequence[Mapping[str, Any]], index: int) -> dict[str, Mapping[str, Any]]:
+    found = {}
+    for row in rows:
+        mutant, _, agent_index = str(row["id"]).rpartition(".a")
+        if int(agent_index) == index:
+            found[mutant] = row
+    return found

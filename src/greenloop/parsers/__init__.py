@@ -40,6 +40,10 @@ PARSERS: dict[str, str] = {
     "black": "python_lint:parse_black",
     "cargo": "rust:parse",
     "js": "js:parse",
+    "mocha": "mocha:parse",
+    "uvu": "uvu:parse",
+    "ava": "ava:parse",
+    "tap": "tap:parse",
     "go": "go:parse",
     "ruby": "ruby:parse",
     "native": "native:parse",
@@ -63,6 +67,10 @@ COMMAND_WORDS: dict[str, str] = {
     **dict.fromkeys(
         ("tsc", "eslint", "prettier", "jest", "vitest", "node", "tsx", "vue-tsc"), "js"
     ),
+    **dict.fromkeys(("mocha", "_mocha"), "mocha"),
+    "uvu": "uvu",
+    "ava": "ava",
+    "tap": "tap",
     "go": "go",
     **dict.fromkeys(("rspec", "rake", "ruby", "rails", "minitest"), "ruby"),
     **dict.fromkeys(

@@ -45,7 +45,7 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         depth = len(m["indent"])
         own = relative(m["name"].strip(), root)  # a test file that died is named by its path
         name = " > ".join([p[1] for p in parents if p[0] < depth] + [own])
-        fields = _yaml_block(lines, i + 1, depth + 2)
+        fields = yaml_block(lines, i + 1, depth + 2)
         if _unquote(fields.get("failureType", "")) == "subtestsFailed":
             continue
         signal = _unquote(fields.get("signal", ""))
@@ -55,7 +55,7 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
     return failures, killed
 
 
-def _yaml_block(lines: list[str], start: int, indent: int) -> dict[str, str]:
+def yaml_block(lines: list[str], start: int, indent: int) -> dict[str, str]:
     """The flat keys of a TAP YAML diagnostic block; block scalars joined with newlines."""
     if start >= len(lines) or lines[start].strip() != "---":
         return {}

@@ -28,6 +28,10 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "[warn] Code style issues",
         ),
     ),
+    ("mocha", (" passing (", '\n  "stats": {')),
+    ("uvu", ("\n  Total:     ",)),
+    ("ava", ("\n  ✘ [fail]: ", " tests passed\n", " test passed\n")),
+    ("tap", ("\n# { total: ",)),
     ("go", ("--- FAIL: ", "\nok  \t", "\nFAIL\t", "\npanic: ")),
     ("ruby", (" examples, ", " example, ", " assertions, ")),
     (

@@ -1,0 +1,125 @@
+"""mocha: the spec reporter (its default) and ``--reporter json``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative
+from greenloop.parsers.js_tests import js_frames, project_frame, split_error
+from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
+
+_TOTAL = re.compile(r"^ +(?P<n>\d+) (?P<what>passing|failing|pending)\b")
+_BLOCK = re.compile(r"^  (?P<n>\d+)\) (?P<title>\S.*)$")
+_INSPECT_NOISE = re.compile(r"^(?:generatedMessage|code|operator): |^[{}]$")
+
+
+def parse(inp: ParserInput) -> ParseResult:
+    lines = lines_of(inp)
+    report = _json_report(lines)
+    if report is not None:
+        return _from_json(report, inp.root)
+    counts = _counts(lines)
+    start = next((i for i, line in enumerate(lines) if line.endswith(" failing")), len(lines))
+    failures = _blocks(lines[start + 1 :], inp.root)
+    return ParseResult(tool="mocha", failures=tuple(failures[:MAX_FAILURES]), counts=counts)
+
+
+def _counts(lines: list[str]) -> Counts:
+    seen: dict[str, int] = {}
+    for line in lines:
+        m = _TOTAL.match(line) if line.startswith("  ") else None
+        if m:
+            seen[m["what"]] = int(m["n"])
+    return Counts(
+        passed=seen.get("passing", 0),
+        failed=seen.get("failing", 0),
+        skipped=seen.get("pending", 0),
+        summary_seen="passing" in seen or "failing" in seen,
+    )
+
+
+def _blocks(lines: list[str], root: str) -> list[Failure]:
+    """``  1) suite`` / ``       test title:`` then the error, its diff and its stack."""
+    starts = [i for i, line in enumerate(lines) if _BLOCK.match(line)]
+    failures: list[Failure] = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        failures.append(_block(lines[start:end], root))
+    return failures
+
+
+def _block(block: list[str], root: str) -> Failure:
+    head = _BLOCK.match(block[0])
+    title = [head["title"].strip() if head else block[0].strip()]
+    i = 1
+    while not title[-1].endswith(":") and i < len(block) and block[i].strip():
+        title.append(block[i].strip())
+        i += 1
+    body = [b for b in block[i:] if b.strip()]
+    text = [b.strip() for b in body if not b.lstrip().startswith("at ")]
+    error_type, message = split_error(text[0]) if text else ("", "")
+    frames = js_frames(body, root)
+    where = project_frame(frames)
+    return Failure(
+        kind=Kind.TEST,
+        id=" ".join(title).removesuffix(":"),
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message.rstrip(":").strip(),
+        frames=frames,
+        detail=capped([t for t in text[1:] if not _INSPECT_NOISE.match(t)]),
+    )
+
+
+# ---- --reporter json ---------------------------------------------------------------------------
+def _json_report(lines: list[str]) -> dict[str, object] | None:
+    start = next((i for i, line in enumerate(lines) if line == "{"), None)
+    if start is None:
+        return None
+    end = max((i for i, line in enumerate(lines) if line == "}"), default=-1)
+    try:
+        report = json.loads("\n".join(lines[start : end + 1]))
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) and "stats" in report else None
+
+
+def _from_json(report: dict[str, object], root: str) -> ParseResult:
+    stats = report.get("stats") if isinstance(report.get("stats"), dict) else {}
+    assert isinstance(stats, dict)
+    raw = report.get("failures")
+    failures = (
+        [_json_failure(t, root) for t in raw if isinstance(t, dict)]
+        if isinstance(raw, list)
+        else []
+    )
+    counts = Counts(
+        passed=int(stats.get("passes", 0)),
+        failed=int(stats.get("failures", 0)),
+        skipped=int(stats.get("pending", 0)),
+        summary_seen=True,
+    )
+    return ParseResult(tool="mocha", failures=tuple(failures[:MAX_FAILURES]), counts=counts)
+
+
+def _json_failure(test: dict[str, object], root: str) -> Failure:
+    err = test.get("err") if isinstance(test.get("err"), dict) else {}
+    assert isinstance(err, dict)
+    stack = str(err.get("stack", "")).split("\n")
+    frames = js_frames(stack, root)
+    where = project_frame(frames)
+    message = str(err.get("message", "")).strip().split("\n")
+    detail = [m for m in message[1:] if m.strip()]
+    detail += [f"{key}: {err[key]}" for key in ("expected", "actual") if key in err]
+    return Failure(
+        kind=Kind.TEST,
+        id=str(test.get("fullTitle") or test.get("title") or relative(str(test.get("file")), root)),
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=str(err.get("name", "")) or split_error(stack[0])[0],
+        message=message[0].rstrip(":").strip(),
+        frames=frames,
+        detail=capped(detail),
+    )

@@ -231,6 +231,7 @@ def render_run_text(data: dict[str, Any]) -> str:
         lines.append(f"  SUSPICIOUS {f['kind']}: {where} {f['text'].strip()[:100]}")
     for r in data["remaining_failures"][:10]:
         lines.append(f"  still failing: {r['id']} — {r['message'][:120]}")
+    lines += [f"  warning: {w}" for w in data.get("warnings", ())]
     lines.append(f"  next: {data['recommendation']}")
     if data["last_digest"] and data["result"] != "success":
         lines += ["", "Last digest:", data["last_digest"]]

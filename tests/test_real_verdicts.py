@@ -192,3 +192,22 @@ def test_every_test_runner_summarises_with_failed_and_passed_counts(name: str) -
     assert headline.endswith(f"{parsed.counts.failing} failed, {parsed.counts.passed} passed.") or (
         f"{parsed.counts.failing} failed, {parsed.counts.passed} passed, " in headline
     ), headline
+
+
+def test_rustc_error_repeated_per_macro_expansion_is_listed_once_with_its_count() -> None:
+    data = _load("cargo/build_macro_repeat")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert [f.id for f in parsed.errors] == ["src/main.rs:3:23 E0308"]
+    assert "(reported 3 times: once per macro expansion)" in parsed.errors[0].detail
+    assert "same error" not in _digest(data, parsed, verdict)
+
+
+def test_rustc_notes_into_the_toolchain_library_are_dropped() -> None:
+    data = _load("cargo/build_std_note")
+    parsed, verdict = _judge(data)
+    digest = _digest(data, parsed, verdict)
+    assert "/rustc/" in data["stdout"] + data["stderr"]
+    assert "/rustc/" not in digest
+    assert "associated function defined here" not in digest
+    assert "expected `usize`, found `&str`" in digest

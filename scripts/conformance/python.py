@@ -157,6 +157,9 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
     if m:
         return m.group(1), short(m.group(2).strip("'\""))
     kind, message = crash_line(body)
+    if kind is None:  # a rewritten assert: `E   assert ...` lines, then `path:LINE: AssertionError`
+        ends = re.findall(r"^\S+:\d+: ([A-Za-z_]\w*)$", body, re.M)
+        kind = ends[-1] if ends else None
     attr = element.get("message", "")
     if kind is None:
         m = re.match(r"^([A-Za-z_][\w.]*):\s*(.*)", attr, re.S)

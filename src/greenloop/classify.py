@@ -59,6 +59,8 @@ class Classification:
     evidence: str = ""
     """The output line that decided an environment failure."""
     missing_module: str = ""
+    missing_command: str = ""
+    """The command the shell could not find (``sh: 1: pnpm: not found`` -> pnpm)."""
 
 
 # A command string that makes failure look like success (seed step 6, OP-5).
@@ -74,6 +76,14 @@ SUPPRESSIONS = (
 )
 ENV_PATTERNS = (
     (re.compile(r"^.*(?:command not found|: not found)\s*$", re.M), "a command is not installed"),
+    (
+        re.compile(
+            r"^.*(?:is configured to use \S+ because|ERR_PNPM_BAD_PM_VERSION|ERR_PNPM_UNSUPPORTED_ENGINE"
+            r"|Cannot find matching keyid|EBADENGINE|Corepack must currently be enabled).*$",
+            re.M,
+        ),
+        "the package manager refused to run (its pinned version or signature)",
+    ),
     (re.compile(r"^.*No space left on device.*$", re.M), "the disk is full"),
     (re.compile(r"^.*(?:Connection refused|ECONNREFUSED).*$", re.M), "a service is not running"),
     (
@@ -91,6 +101,8 @@ ENV_PATTERNS = (
         "the network is unreachable",
     ),
 )
+# sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins
+_NOT_FOUND = re.compile(r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$", re.M)
 _NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
@@ -157,7 +169,13 @@ def environment_problem(
         return None
     if run.exit_code in (126, 127) or run.error:
         why = run.error or f"exit {run.exit_code}: the command could not be run"
-        return Classification(verdict=Verdict.ENV_FAILURE, reasons=(why,), evidence=why)
+        gone = _NOT_FOUND.search(run.merged) if "not found" in run.merged else None
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(why,),
+            evidence=gone.group(0).strip() if gone else why,
+            missing_command=gone["cmd"] if gone else "",
+        )
     if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE):
         what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
         return Classification(
@@ -177,8 +195,12 @@ def environment_problem(
     for pattern, why in ENV_PATTERNS:
         m = pattern.search(text)
         if m:
+            gone = _NOT_FOUND.match(m.group(0))
             return Classification(
-                verdict=Verdict.ENV_FAILURE, reasons=(why,), evidence=m.group(0).strip()
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(why,),
+                evidence=m.group(0).strip(),
+                missing_command=gone["cmd"] if gone else "",
             )
     return None
 

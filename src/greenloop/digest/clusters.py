@@ -63,7 +63,8 @@ def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> s
         shapes.setdefault(_shape(f, root), []).append(f)
     title = "OTHER FAILURES" if others[0].kind is Kind.TEST else "OTHER PROBLEMS"
     lines = [f"{title} ({len(others)}):"]
-    groups = list(shapes.values())
+    # the biggest shapes first (stable: run order among equals): they are most of what failed
+    groups = sorted(shapes.values(), key=len, reverse=True)
     seen = _error(failures[0])
     shown = MAX_LINES if others[0].kind is Kind.TEST else MAX_PROBLEM_LINES
     lines += [f"  {_group_line(items, root, known, seen)}" for items in groups[:shown]]

@@ -25,7 +25,7 @@ def compact(line: str, limit: int = LINE_CHARS) -> str:
 
 def elide(line: str, limit: int = LINE_CHARS) -> str:
     """Head … tail with the number of characters cut: both ends of a repr say the most."""
-    if len(line) <= limit:
+    if len(line) <= limit + 24:  # the marker would cost about what it saves
         return line
     head = limit * 2 // 3
     tail = max(limit - head - 20, 10)

@@ -12,10 +12,14 @@ from greenloop.digest.budget import Section
 from greenloop.digest.clusters import common_spot, render_others, shared_location
 from greenloop.digest.first import render_first
 from greenloop.digest.frames import first_location, is_project, relative
-from greenloop.parsers.model import Failure, Kind
+from greenloop.parsers.generic import MAX_LINE, rstrip_lines
+from greenloop.parsers.model import Counts, Failure, Kind
 from greenloop.verify import CheckResult, StageRun
 
 TAIL_LINES = 40
+FIRST_WINDOW = 15
+# The generic fallback shows the first failure marker's window, not only a blind tail (issue 10).
+_MARKER = re.compile(r"FAIL|✘|✖|\bnot ok\b|Error:")
 # pyflakes/ruff codes for what fails when the code runs or imports: F821 undefined name, F822/F823,
 # F811 redefinition, F63x/F7xx misuse, E9xx syntax and io errors; ruff's invalid-syntax
 _RUNTIME = re.compile(r"F82\d|F811|F63\d|F7\d\d|E9\d\d|invalid-syntax|syntax-error")
@@ -99,7 +103,9 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
         stages = ", ".join(r.stage.name for r in result.runs)
         soft = any(r.classification.soft for r in result.runs)
         note = " with warnings (soft success)" if soft else ""
-        return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s)."
+        ran = [_count_words(r.parsed.counts) for r in result.runs if r.parsed.counts.ran]
+        counts = f": {'; '.join(ran)}" if ran else ""  # the count is the evidence of a real green
+        return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s){counts}."
     res = run.result
     stage = f", stage {run.stage.name}" if len(result.cascade.stages) > 1 else ""
     where = f"`{run.stage.display}`{stage}, {res.duration_s:.1f} s"
@@ -123,22 +129,27 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     return f"The verifier failed (exit {res.exit_code}, {where}){subset}: {_counts_line(run)}."
 
 
+def _count_words(c: Counts) -> str:
+    parts = [
+        f"{n} {word}"
+        for n, word in (
+            (c.failed, "failed"),
+            (c.errors, "errors"),
+            (c.passed, "passed"),
+            (c.skipped, "skipped"),
+            (c.subtests_failed, "subtests failed"),
+            (c.subtests_passed, "subtests passed"),
+        )
+        if n
+    ]
+    return ", ".join(parts) or "nothing ran"
+
+
 def _counts_line(run: StageRun) -> str:
     c = run.parsed.counts
-    if c.summary_seen and (c.ran or c.skipped) and runs_tests(run.parsed):
-        parts = [
-            f"{n} {word}"
-            for n, word in (
-                (c.failed, "failed"),
-                (c.errors, "errors"),
-                (c.passed, "passed"),
-                (c.skipped, "skipped"),
-                (c.subtests_failed, "subtests failed"),
-                (c.subtests_passed, "subtests passed"),
-            )
-            if n
-        ]
-        return ", ".join(parts) or "nothing ran"
+    tests = runs_tests(run.parsed) or any(f.kind is Kind.TEST for f in run.parsed.failures)
+    if c.summary_seen and (c.ran or c.skipped) and tests:  # one wording for every test runner
+        return _count_words(c)
     errors = [f for f in run.parsed.failures if f.severity == "error"]
     if errors:
         files = len({f.file for f in errors if f.file})
@@ -194,8 +205,9 @@ def _env_advice(run: StageRun, root: Path) -> str:
         lines.append(
             f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
-    elif run.result.exit_code == 127:
-        lines.append(f"Install `{run.stage.argv[0]}` or fix the command, then re-run.")
+    elif c.missing_command or run.result.exit_code == 127:
+        tool = c.missing_command or run.stage.argv[0]  # `sh -c "ruff ."`: ruff is missing, not sh
+        lines.append(f"Install `{tool}` or fix the command, then re-run.")
     else:
         lines.append("Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")
@@ -214,13 +226,27 @@ def _importer(text: str, module: str, root: Path) -> str:
 
 
 def _tail(run: StageRun) -> str:
-    body = run.result.merged.strip("\n")
+    body = rstrip_lines(run.result.merged).strip("\n")
     if not body:
         return "(the command printed nothing)"
     lines = body.splitlines()
-    shown = lines[-TAIL_LINES:]
-    cut = f"[... {len(lines) - len(shown)} earlier lines ...]\n" if len(lines) > len(shown) else ""
-    return "OUTPUT (tail):\n" + cut + "\n".join(shown)
+    first = next((i for i, line in enumerate(lines) if _MARKER.search(line[:MAX_LINE])), None)
+    if first is None or first >= len(lines) - TAIL_LINES:
+        return "OUTPUT (tail):\n" + _excerpt(lines, max(len(lines) - TAIL_LINES, 0), len(lines))
+    start = max(first - 2, 0)
+    stop = min(first + FIRST_WINDOW, len(lines))
+    end = max(stop, len(lines) - TAIL_LINES // 2)
+    head = _excerpt(lines, start, stop)
+    return (
+        f"OUTPUT (first failure, then the end):\n{head}\n{_excerpt(lines, end, len(lines), stop)}"
+    )
+
+
+def _excerpt(lines: list[str], start: int, stop: int, shown_to: int = 0) -> str:
+    """``lines[start:stop]``, after a count of the lines skipped since ``shown_to``."""
+    skipped = start - shown_to
+    cut = f"[... {skipped} lines ...]\n" if skipped > 0 else ""
+    return cut + "\n".join(lines[start:stop])
 
 
 def last_lines(run: StageRun, n: int) -> str:

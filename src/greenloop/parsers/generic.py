@@ -77,7 +77,14 @@ def strip_ansi(text: str) -> str:
 def text_of(inp: ParserInput) -> str:
     """The run's output as one text: the ordered merged view when there is one."""
     text = inp.merged or (inp.stdout + "\n" + inp.stderr)
-    return strip_ansi(text.replace("\r\n", "\n"))
+    return rstrip_lines(strip_ansi(text.replace("\r\n", "\n")))
+
+
+def rstrip_lines(text: str) -> str:
+    """Lines without their trailing blanks: a runner that pads to 545 columns prints mostly spaces."""
+    if " \n" not in text and "\t\n" not in text and not text.endswith((" ", "\t")):
+        return text
+    return "\n".join(line.rstrip(" \t") for line in text.split("\n"))  # linear, unlike [ \t]+$
 
 
 def lines_of(inp: ParserInput) -> list[str]:

@@ -132,10 +132,13 @@ def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
     if m is None:
         return Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    # a suite that failed to run (a syntax or type error in the code under test) is an error
+    suites = sum(1 for line in lines if line.strip() == "● Test suite failed to run")
     return Counts(
         collected=values.get("total"),
         passed=values.get("passed", 0),
         failed=values.get("failed", 0),
+        errors=suites,
         skipped=values.get("skipped", 0) + values.get("todo", 0),
         summary_seen=not killed,
     )
@@ -167,7 +170,12 @@ def _vitest_stop(line: str) -> bool:
     return line.startswith((" FAIL  ", "⎯⎯")) or "⎯⎯⎯" in line
 
 
+_VITEST_SUITE = re.compile(r"^ FAIL  (?P<file>\S+) \[ (?P=file) \]")
+
+
 def _vitest_counts(lines: list[str]) -> Counts:
+    # a file that failed to load ("FAIL  f.ts [ f.ts ]", "Tests  no tests") is an error, as pytest's
+    suites = sum(1 for line in lines if line.startswith(" FAIL  ") and _VITEST_SUITE.match(line))
     m = next(
         (
             m
@@ -177,7 +185,7 @@ def _vitest_counts(lines: list[str]) -> Counts:
         None,
     )
     if m is None:
-        return Counts()
+        return Counts(errors=suites, summary_seen=True) if suites else Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
     total = re.search(r"\((\d+)\)", m["body"])
     return Counts(
@@ -185,5 +193,6 @@ def _vitest_counts(lines: list[str]) -> Counts:
         passed=values.get("passed", 0),
         failed=values.get("failed", 0),
         skipped=values.get("skipped", 0) + values.get("todo", 0),
+        errors=suites,
         summary_seen=True,
     )

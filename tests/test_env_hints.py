@@ -1,0 +1,66 @@
+"""Environment failures name the right tool, and a package manager refusing to run is one (issue 10).
+
+Real processes: a configured shell stage, ``npm test`` whose script calls a missing package manager,
+and corepack refusing a project pinned to another package manager.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MISSING = "greenloop-missing-tool"
+
+
+def _check(root: Path, *command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    argv = [sys.executable, "-m", "greenloop", "check", "--format", "json", *command]
+    out = subprocess.run(
+        argv,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    data: dict[str, Any] = json.loads(out.stdout)
+    return data
+
+
+def test_env_hint_names_the_missing_tool_of_a_configured_shell_stage_not_sh(tmp_path: Path) -> None:
+    stage = f'[[tool.greenloop.stage]]\nname = "format"\nrun = "{MISSING} format ."\n'
+    (tmp_path / "pyproject.toml").write_text(stage)
+    data = _check(tmp_path)
+    assert data["verdict"] == "env_failure"
+    assert f"Install `{MISSING}`" in data["digest"], data["digest"]
+    assert "Install `sh`" not in data["digest"]
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_env_hint_names_the_package_manager_an_npm_script_could_not_find(tmp_path: Path) -> None:
+    scripts = {"test": f"{MISSING} run unit"}
+    (tmp_path / "package.json").write_text(json.dumps({"name": "x", "scripts": scripts}))
+    data = _check(tmp_path, "--", "npm", "test")
+    assert data["verdict"] == "env_failure"
+    assert f"Install `{MISSING}`" in data["digest"], data["digest"]
+    assert "Install `npm`" not in data["digest"]
+
+
+@pytest.mark.skipif(shutil.which("corepack") is None, reason="corepack is not installed")
+def test_package_manager_refusing_a_pinned_project_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    package = {"name": "x", "packageManager": "yarn@3.6.0", "scripts": {"test": "node -e 0"}}
+    (tmp_path / "package.json").write_text(json.dumps(package))
+    data = _check(tmp_path, "--", "corepack", "pnpm", "test", env={"COREPACK_ENABLE_NETWORK": "0"})
+    assert data["verdict"] == "env_failure", data["digest"]
+    assert "package manager refused" in data["digest"]
+    assert data["exit_code"] == 3

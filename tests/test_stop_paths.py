@@ -214,3 +214,27 @@ def test_an_edit_from_another_terminal_during_verification_is_named_in_the_repor
     assert "notes.txt" in run.stdout
     ref = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()[0]
     assert "typed meanwhile" in git(root, "show", f"{ref}:notes.txt")
+
+
+def test_recover_after_kill_9_never_commits_a_file_the_run_found_ignored(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = setup
+    agent = "printf '__pycache__/\\n' > .gitignore; echo $$ > \"$PIDS/agent.pid\"; exec sleep 120"
+    proc = start_run(root, agent, env)
+    pid_file = Path(env["PIDS"]) / "agent.pid"
+    wait_for(pid_file.exists)
+    proc.kill()
+    proc.communicate(timeout=60)
+    recover = subprocess.run(
+        [PY, "-m", "greenloop", "recover"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert recover.returncode == 0, recover.stderr
+    assert (root / "secret.env").read_text() == "API=1\n"
+    assert git(root, "log", "--all", "--format=%H", "--", "secret.env") == ""

@@ -27,7 +27,17 @@ SUBJECT_MAX = 72
 SHOWN_PATHS = 10
 # A torn (half-written) lock this young may belong to a run that is starting right now.
 TORN_LOCK_GRACE_S = 5.0
-LOCK_KEYS = ("run_id", "pid", "branch", "initial_sha", "started_at", "root", "host", "pid_start")
+LOCK_KEYS = (
+    "run_id",
+    "pid",
+    "branch",
+    "initial_sha",
+    "started_at",
+    "root",
+    "host",
+    "pid_start",
+    "ignored",
+)
 BODY_PATHS = 50
 # Files git leaves in the git dir while an operation waits for the user.
 IN_PROGRESS = {
@@ -92,6 +102,8 @@ class RunLock:
     host: str = ""
     pid_start: str = ""
     """The process's start time from /proc (guards against a recycled pid), when available."""
+    ignored: tuple[str, ...] = ()
+    """The run's ignored-at-start paths, so ``recover`` never stages them either."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,6 +279,7 @@ def _create_lock(state: RepoState, run_id: str) -> RunLock:
         root=str(state.root),
         host=socket.gethostname(),
         pid_start=process.process_start(pid) or "",
+        ignored=state.ignored,
     )
     data = json.dumps(_lock_fields(lock), indent=1).encode()
     try:
@@ -614,6 +627,7 @@ def recover(cwd: Path) -> RecoverResult:
         common_dir=common,
         branch=lock.branch,
         initial_sha=lock.initial_sha,
+        ignored=tuple(lock.ignored),
     )
     message = (
         f"greenloop: recovered uncommitted work of run {lock.run_id}\n\n"

@@ -2,11 +2,12 @@
 """OpenHands CLI (PyPI ``openhands``) through ``--agent openhands`` against the replay server.
 
 Not in CI: the install is ~570 MB (openhands-sdk, openhands-tools with browser-use,
-litellm, fastmcp, ...) and pip's resolver had not finished after 13 min here (uv: 143 s);
+litellm, fastmcp, ...); pip's resolver had not finished after 13 min here unless browser-use
+is pinned (then 527 s; uv: 143 s);
 see docs/agents.md. Install it outside the repo first:
 
     python3.12 -m venv /tmp/greenloop-agent-clis/openhands-venv
-    /tmp/greenloop-agent-clis/openhands-venv/bin/pip install openhands==1.16.0
+    /tmp/greenloop-agent-clis/openhands-venv/bin/pip install openhands==1.16.0 browser-use==0.11.13
     # or: uv venv -p python3.12 DIR && uv pip install -p DIR/bin/python openhands==1.16.0
 
 ``OPENHANDS_BIN`` overrides the bin directory. The model is configured only through

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -78,6 +79,11 @@ def iteration(repo: Path, env: dict[str, str], n: int, prompt: str) -> tuple[boo
     return outcome.ok, outcome.output
 
 
+def conversation_id(output: str) -> str:
+    found = re.findall(r"^Conversation ID: (\w+)$", output, re.MULTILINE)
+    return found[-1] if found else ""
+
+
 def main() -> bool:
     repo = make_repo({"greet.py": "def greet():\n    return 'hello world'\n"})
     target = str(repo / "greet.py")
@@ -101,7 +107,7 @@ def main() -> bool:
             json.dumps(settings(server.base_url))
         )
         env = environ(home)
-        ok1, _ = iteration(repo, env, 1, PROMPT_1)
+        ok1, out1 = iteration(repo, env, 1, PROMPT_1)
         ok = check("openhands iteration 1: exit 0", ok1)
         ok &= check(
             "openhands iteration 1: greet.py edited on disk",
@@ -110,13 +116,17 @@ def main() -> bool:
         first = json.dumps(server.main_requests[0]["messages"]) if server.main_requests else ""
         ok &= check("openhands iteration 1: prompt sent to the model", PROMPT_1 in first)
         sent = len(server.main_requests)
-        ok2, _ = iteration(repo, env, 2, PROMPT_2)
+        ok2, out2 = iteration(repo, env, 2, PROMPT_2)
         ok &= check("openhands iteration 2: exit 0", ok2)
         last = json.dumps(server.main_requests[-1]["messages"]) if server.main_requests else ""
         ok &= check("openhands iteration 2: a new model call", len(server.main_requests) > sent)
         ok &= check(
             "openhands iteration 2: continues iteration 1's conversation",
             PROMPT_2 in last and PROMPT_1 in last and "hello greenloop" in last,
+        )
+        ok &= check(
+            "openhands iteration 2: same conversation id",
+            conversation_id(out1) == conversation_id(out2) != "",
         )
         print("hits:", sorted(set(server.hits)), "main requests:", len(server.main_requests))
         dump("/tmp/openhands_requests.json", server.requests)

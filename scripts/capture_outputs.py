@@ -1806,6 +1806,39 @@ add("cargo", "clippy_deny", fs, ["cargo", "clippy", "--", "-D", "warnings"],
           at(fs, "src/lib.rs", "pub fn is_empty_list"), None),
     version=["cargo", "clippy", "--version"], requires=["cargo", "cargo-clippy"], timeout=300)
 
+# the same error once per macro expansion: rustc prints it three times
+fs = {
+    "Cargo.toml": CARGO_TOML,
+    "src/main.rs": D("""
+        macro_rules! check {
+            ($v:expr) => {
+                let _n: i32 = $v.len();
+            };
+        }
+
+        fn main() {
+            check!("a");
+            check!("bb");
+            check!("ccc");
+        }
+        """),
+}
+add("cargo", "build_macro_repeat", fs, ["cargo", "build"],
+    facts(["E0308"], "E0308", "mismatched types", at(fs, "src/main.rs", "let _n: i32"), 1), timeout=300)
+
+# a note that points into the toolchain's own library (/rustc/<hash>/library/...)
+fs = {
+    "Cargo.toml": CARGO_TOML,
+    "src/main.rs": D("""
+        fn main() {
+            let v: Vec<i32> = Vec::with_capacity("3");
+            println!("{}", v.len());
+        }
+        """),
+}
+add("cargo", "build_std_note", fs, ["cargo", "build"],
+    facts(["E0308"], "E0308", "mismatched types", at(fs, "src/main.rs", "with_capacity"), 1), timeout=300)
+
 # --------------------------------------------------------------------------
 # go
 # --------------------------------------------------------------------------

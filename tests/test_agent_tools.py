@@ -227,3 +227,70 @@ def test_search_replace_blocks_refuse_paths_outside_the_repo(repo: Path) -> None
 def test_unterminated_block_is_a_parse_error() -> None:
     with pytest.raises(ToolError, match="unterminated"):
         parse_blocks("a.py\n<<<<<<< SEARCH\nx\n=======\ny\n")
+
+
+# ---- issue 12: hostile tool calls never crash the run nor escape the repository ----
+
+
+def _call(repo: Path, name: str, **args: object) -> tuple[bool, str]:
+    result = call_tool(repo, name, json.dumps(args))
+    return result.ok, result.text
+
+
+def test_tool_calls_with_nul_bytes_surrogates_and_symlink_loops_become_error_results(
+    repo: Path,
+) -> None:
+    (repo / "loop").symlink_to("loop")
+    cases = [
+        ("read_file", {"path": "src/\x00calc.py"}),
+        ("write_file", {"path": "a\x00b.py", "content": "x"}),
+        ("write_file", {"path": "new.py", "content": "bad \ud800 surrogate"}),
+        ("write_file", {"path": "\ud800.py", "content": "x"}),
+        ("read_file", {"path": "loop"}),
+        ("write_file", {"path": "loop/x.py", "content": "x"}),
+        ("list_files", {"path": "loop"}),
+        ("search", {"pattern": "x", "path": "loop"}),
+    ]
+    for name, args in cases:
+        ok, text = _call(repo, name, **args)
+        assert not ok, (name, args, text)
+        assert text.startswith("error:"), text
+
+
+def test_tools_refuse_git_in_any_case(repo: Path) -> None:
+    for path in (".GIT/config", ".Git/hooks/pre-commit", "src/../.git/config"):
+        ok, text = _call(repo, "write_file", path=path, content="#!/bin/sh\n")
+        assert not ok, text
+    assert not (repo / ".GIT").exists() or (repo / ".GIT").samefile(repo / ".git")
+
+
+def test_search_never_reads_through_a_symlink_out_of_the_repo_or_into_git(
+    repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("TOPSECRET outside the repository\n")
+    (repo / ".git" / "config").write_text("TOPSECRET in git config\n")
+    (repo / "src" / "out.txt").symlink_to(outside)
+    (repo / "src" / "gitcfg").symlink_to(repo / ".git" / "config")
+    ok, text = _call(repo, "search", pattern="TOPSECRET")
+    assert ok
+    assert "outside the repository" not in text
+    assert "in git config" not in text
+
+
+def test_search_with_a_catastrophic_regex_returns_quickly(repo: Path) -> None:
+    (repo / "src" / "a.txt").write_text("a" * 40 + "!\n")
+    import time
+
+    started = time.monotonic()
+    ok, _ = _call(repo, "search", pattern="^(a+)+$")
+    assert ok
+    assert time.monotonic() - started < 10  # unbounded, this line alone takes minutes
+
+
+def test_tool_calls_after_the_agent_deadline_are_refused(repo: Path) -> None:
+    import time
+
+    result = call_tool(repo, "read_file", '{"path": "src/calc.py"}', deadline=time.monotonic() - 1)
+    assert not result.ok
+    assert "timeout" in result.text

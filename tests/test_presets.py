@@ -76,7 +76,7 @@ def run_two_iterations(
 def test_presets_name_an_executable_and_differ_from_iteration_two() -> None:
     from greenloop.agents.presets import PRESETS
 
-    assert sorted(PRESETS) == ["aider", "claude", "codex", "gemini"]
+    assert sorted(PRESETS) == ["aider", "claude", "codex", "gemini", "openhands"]
     for preset in PRESETS.values():
         assert preset.first.split()[0] == preset.executable
         assert preset.later != preset.first

@@ -15,9 +15,10 @@ import pytest
 
 from greenloop.classify import Verdict, classify
 from greenloop.detect import Cascade, Stage
-from greenloop.digest import build_digest
+from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.process import ProcessResult
+from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
 
 RESOURCES = Path(__file__).parent / "resources"
@@ -136,6 +137,12 @@ def test_node_test_spec_paths_are_repo_relative_without_util_inspect_leftovers()
 
 
 def _digest(data: dict[str, Any], parsed: ParseResult, verdict: Verdict) -> str:
+    return _check_result(data, parsed, verdict)[1].text
+
+
+def _check_result(
+    data: dict[str, Any], parsed: ParseResult, verdict: Verdict
+) -> tuple[CheckResult, Digest]:
     argv = tuple(data["argv"])
     run = ProcessResult(
         argv=argv,
@@ -152,4 +159,68 @@ def _digest(data: dict[str, Any], parsed: ParseResult, verdict: Verdict) -> str:
         verdict=verdict,
         duration_s=1.0,
     )
-    return build_digest(result, root=data["cwd_placeholder"]).text
+    return result, build_digest(result, root=data["cwd_placeholder"])
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("go/sync-0", "30 passed"),
+        ("mocha/green", "3 passed, 1 skipped"),
+        ("uvu/green", "3 passed, 1 skipped"),
+    ],
+)
+def test_green_run_says_how_many_tests_ran_in_text_and_json(name: str, said: str) -> None:
+    data = _load(name)
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.GREEN
+    result, digest = _check_result(data, parsed, verdict)
+    assert digest.text.splitlines()[0].endswith(f": {said}."), digest.text
+    counts = check_json(result, digest)["counts"]
+    assert counts is not None
+    assert counts["passed"] == data["facts"]["counts"]["passed"]
+
+
+@pytest.mark.parametrize(
+    "name", ["vitest/failures", "jest/failures", "node-test/spec", "mocha/spec", "ava/failures"]
+)
+def test_every_test_runner_summarises_with_failed_and_passed_counts(name: str) -> None:
+    data = _load(name)
+    parsed, verdict = _judge(data)
+    headline = _digest(data, parsed, verdict).splitlines()[0]
+    assert "problem" not in headline, headline
+    assert headline.endswith(f"{parsed.counts.failing} failed, {parsed.counts.passed} passed.") or (
+        f"{parsed.counts.failing} failed, {parsed.counts.passed} passed, " in headline
+    ), headline
+
+
+def test_rustc_error_repeated_per_macro_expansion_is_listed_once_with_its_count() -> None:
+    data = _load("cargo/build_macro_repeat")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert [f.id for f in parsed.errors] == ["src/main.rs:3:23 E0308"]
+    assert "(reported 3 times: once per macro expansion)" in parsed.errors[0].detail
+    assert "same error" not in _digest(data, parsed, verdict)
+
+
+def test_rustc_notes_into_the_toolchain_library_are_dropped() -> None:
+    data = _load("cargo/build_std_note")
+    parsed, verdict = _judge(data)
+    digest = _digest(data, parsed, verdict)
+    assert "/rustc/" in data["stdout"] + data["stderr"]
+    assert "/rustc/" not in digest
+    assert "associated function defined here" not in digest
+    assert "expected `usize`, found `&str`" in digest
+
+
+def test_vitest_caret_line_is_kept_with_the_source_line_it_points_at() -> None:
+    data = _load("vitest/failures")
+    parsed, _ = _judge(data)
+    for failure in parsed.errors:
+        carets = [
+            i for i, d in enumerate(failure.detail) if d.lstrip().startswith("| ") and "^" in d
+        ]
+        assert carets, failure.detail
+        for i in carets:
+            assert i > 0
+            assert failure.detail[i - 1].lstrip()[:1].isdigit(), failure.detail

@@ -30,6 +30,8 @@ def read_jest(report: str, *, joiner: str = " › ", root: Path) -> Truth:
             ids.append(_relative(suite.get("name", ""), root))
             messages.append(suite.get("message", ""))
     error_type, message = _first_error(messages)
+    if message:  # jest's matcher hint comment ("// Object.is equality") is not the message
+        message = re.sub(r"\s+// [\w. ]+$", "", message)
     skipped = data.get("numPendingTests", 0) + data.get("numTodoTests", 0)
     return Truth(
         ids=tuple(ids),
@@ -42,17 +44,23 @@ def read_jest(report: str, *, joiner: str = " › ", root: Path) -> Truth:
     )
 
 
+_TS_DIAG = re.compile(r"error (TS\d+): (.+)$", re.M)
+
+
 def _first_error(messages: list[str]) -> tuple[str | None, str | None]:
     if not messages:
         return None, None
-    text = messages[0]
+    text = strip_ansi(messages[0])
+    ts = _TS_DIAG.search(text)  # ts-jest: a type/syntax error in the code under test
+    if ts and "Test suite failed to run" in text:
+        return ts[1], ts[2].strip()
     error_type, message = error_in(text)
     return (error_type, message) if error_type else split_error(_drop_header(text))
 
 
 def _drop_header(text: str) -> str:
     """vitest/jest suite messages start with a blank or a path line; keep the error."""
-    lines = [line for line in strip_ansi(text).splitlines() if line.strip()]
+    lines = [ln for ln in strip_ansi(text).splitlines() if ln.strip() and not ln.strip().startswith("●")]
     return "\n".join(lines)
 
 
@@ -140,11 +148,16 @@ def _node_error(body: str) -> tuple[str | None, str | None]:
 def read_tap(report: str, *, root: Path, source: str) -> Truth:
     """ava ``--tap`` / tap ``-R tap``: the leaf ``not ok`` points and their YAML blocks."""
     failures, tally = tap_failures(report)
+    if source.startswith("ava"):  # "<file> exited with a non-zero exit code" follows the real error
+        exits = [f for f in failures if re.search(r" exited with a non-zero exit code: \d+$", f[0])]
+        if exits and len(exits) < len(failures):
+            failures = [f for f in failures if f not in exits]
+            tally["fail"] -= len(exits)
     error_type = message = None
     if failures:
         yaml = failures[0][1]
         error_type = yaml_field(yaml, "name") or yaml_field(yaml, "type")
-        message = yaml_field(yaml, "message")
+        message = yaml_field(yaml, "message") or _details_key(yaml)
         if error_type and not re.match(r"^[A-Z]\w*$", error_type):
             error_type = None
     return Truth(
@@ -156,6 +169,12 @@ def read_tap(report: str, *, root: Path, source: str) -> Truth:
         skipped=tally["skip"],
         source=source,
     )
+
+
+def _details_key(yaml: str) -> str | None:
+    """ava's assertion without a message: its ``details`` key (``Difference (- actual, + expected):``)."""
+    match = re.search(r"^\s*details:\n\s*('(?:[^']|'')*'|[^:\n]+):", yaml, re.M)
+    return match[1].strip("'").replace("''", "'") if match else None
 
 
 _UVU_FAIL = re.compile(r'^\s*FAIL\s+(?:(.+?)\s+)?"(.+)"\s*$')

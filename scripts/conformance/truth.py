@@ -54,7 +54,7 @@ def split_error(text: str) -> tuple[str | None, str | None]:
 def error_in(text: str) -> tuple[str | None, str | None]:
     """The first ``SomethingError: message`` line anywhere in ``text``."""
     for line in strip_ansi(text).splitlines():
-        match = _TYPED.match(line)
+        match = _TYPED.match(line.lstrip("# "))  # node's TAP puts a load error under "# "
         if match:
             return match[1], match[2].strip() or None
     return None, None
@@ -125,8 +125,17 @@ def yaml_field(yaml: str, name: str) -> str | None:
             value = match[1].strip()
             if value in ("|-", "|", ">-", ">", "") and index + 1 < len(lines):
                 value = lines[index + 1].strip()
-            return value.strip("'\"") or None
+            return _unquote(value) or None
     return None
+
+
+def _unquote(value: str) -> str:
+    """A YAML scalar: ``'it''s'`` -> ``it's``, ``"a"`` -> ``a``."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"')
+    return value
 
 
 # ---- the corpus interface: a Truth function per reader (common.Truth) ----
@@ -180,7 +189,8 @@ def facts_of(found: Truth, done: Any, mutation: Any, *, how: str, frame: str | N
     from common import Facts
 
     verdict = verdict_of(done, found)
-    message = short(found.message) if found.message else None
+    # a trailing colon only announces the diff below it (node, ava): not part of the message
+    message = short(found.message).removesuffix(":") or None if found.message else None
     error_type = found.error_type
     if verdict == "failed" and message is None:  # the report has no error: read the crash
         raw = done.stdout + "\n" + done.stderr

@@ -11,15 +11,14 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from types import FrameType
 
-from greenloop import git
+from greenloop import git, process, signals
 from greenloop.errors import FatalError
 
 REF_PREFIX = "refs/greenloop/"
@@ -28,8 +27,17 @@ SUBJECT_MAX = 72
 SHOWN_PATHS = 10
 # A torn (half-written) lock this young may belong to a run that is starting right now.
 TORN_LOCK_GRACE_S = 5.0
-DEFERRED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-LOCK_KEYS = ("run_id", "pid", "branch", "initial_sha", "started_at", "root", "host", "pid_start")
+LOCK_KEYS = (
+    "run_id",
+    "pid",
+    "branch",
+    "initial_sha",
+    "started_at",
+    "root",
+    "host",
+    "pid_start",
+    "ignored",
+)
 BODY_PATHS = 50
 # Files git leaves in the git dir while an operation waits for the user.
 IN_PROGRESS = {
@@ -61,6 +69,9 @@ class RepoState:
     branch: str
     initial_sha: str
     """The commit the branch pointed at when the run started; every revert returns here."""
+    ignored: tuple[str, ...] = ()
+    """Paths git ignored when the run started (directories end in ``/``): never staged, even
+    after an agent rewrites ``.gitignore``, so never committed nor deleted by a revert."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,6 +102,8 @@ class RunLock:
     host: str = ""
     pid_start: str = ""
     """The process's start time from /proc (guards against a recycled pid), when available."""
+    ignored: tuple[str, ...] = ()
+    """The run's ignored-at-start paths, so ``recover`` never stages them either."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +116,10 @@ class RecoverResult:
     """Whether uncommitted work was found and committed into the attempt before restoring."""
     extra_refs: tuple[str, ...] = ()
     """Further refs kept (a branch tip the agent left behind, an already-used attempt ref)."""
+    stopped_groups: tuple[int, ...] = ()
+    """Process groups of the dead run (its agent, its verifier) that were still running."""
+    cleared_locks: tuple[str, ...] = ()
+    """git lock files the killed run left behind, held by no live process, removed."""
 
 
 # ---------------------------------------------------------------- pre-flight
@@ -126,9 +143,18 @@ def preflight(cwd: Path) -> RepoState:
     common = git.common_dir(root)
     lock = read_lock(common)
     if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
+        if not lock_is_live(lock):
+            stop_survivors(common)  # its agent must not go on editing while the user recovers
         raise FatalError(_held_message(lock))
     _refuse_dirty(root, common)
-    return RepoState(root=root, git_dir=git_dir, common_dir=common, branch=branch, initial_sha=head)
+    return RepoState(
+        root=root,
+        git_dir=git_dir,
+        common_dir=common,
+        branch=branch,
+        initial_sha=head,
+        ignored=git.ignored_paths(root),
+    )
 
 
 def operation_in_progress(git_dir: Path) -> str | None:
@@ -196,12 +222,47 @@ def lock_path(common_dir: Path) -> Path:
 
 @contextlib.contextmanager
 def acquire_lock(state: RepoState, run_id: str) -> Iterator[RunLock]:
-    """Hold the repository's run lock; released on return and on any exception, not on kill -9."""
+    """Hold the repository's run lock; released on return and on any exception, not on kill -9.
+
+    While it is held, the process groups of our children are written beside it (issue 12), so
+    after a kill -9 the next ``run`` or ``recover`` stops the survivors first.
+    """
     lock = _create_lock(state, run_id)
+    groups_file = groups_path(state.common_dir)
+    watcher = partial(_write_groups, groups_file)
+    process.groups.watchers.append(watcher)
     try:
         yield lock
     finally:
+        process.groups.watchers.remove(watcher)
+        with contextlib.suppress(FileNotFoundError):
+            groups_file.unlink()
         release_lock(lock)
+
+
+def groups_path(common_dir: Path) -> Path:
+    return common_dir / "greenloop" / "lock.groups"
+
+
+def _write_groups(path: Path, live: dict[int, str]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(OSError):
+        tmp.write_text(json.dumps({str(pid): start for pid, start in live.items()}))
+        os.replace(tmp, path)
+
+
+def stop_survivors(common_dir: Path) -> tuple[int, ...]:
+    """Stop the process groups a dead run left alive (its agent, its verifier); forget them."""
+    path = groups_path(common_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        recorded = {int(pid): str(start) for pid, start in data.items()}
+    except (OSError, ValueError, AttributeError):
+        return ()
+    stopped = process.stop_groups(recorded)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return stopped
 
 
 def _create_lock(state: RepoState, run_id: str) -> RunLock:
@@ -217,7 +278,8 @@ def _create_lock(state: RepoState, run_id: str) -> RunLock:
         started_at=time.time(),
         root=str(state.root),
         host=socket.gethostname(),
-        pid_start=_process_start(pid) or "",
+        pid_start=process.process_start(pid) or "",
+        ignored=state.ignored,
     )
     data = json.dumps(_lock_fields(lock), indent=1).encode()
     try:
@@ -266,7 +328,7 @@ def lock_is_live(lock: RunLock) -> bool:
         return True  # can't see that host's processes; recover on that host, or by hand
     if not _pid_alive(lock.pid):
         return False
-    started = _process_start(lock.pid)
+    started = process.process_start(lock.pid)
     return not (lock.pid_start and started and started != lock.pid_start)
 
 
@@ -294,41 +356,18 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _process_start(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None off Linux."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
 # ---------------------------------------------------------------- critical sections
 
 
 @contextlib.contextmanager
 def critical() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM until a multi-step git change is whole, then deliver them.
+    """Hold Ctrl-C, SIGTERM and SIGHUP until a multi-step git change is whole, then deliver them.
 
     Without this, an interrupt would kill git half-way through a reset or leave the branch moved
     without its attempt ref. kill -9 cannot be held: ``recover`` handles that.
     """
-    received: list[int] = []
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
-
-    try:
-        old = {sig: signal.signal(sig, hold) for sig in DEFERRED_SIGNALS}
-    except ValueError:  # not the main thread: signals cannot reach us here anyway
+    with signals.held():
         yield
-        return
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-        for signum in dict.fromkeys(received):
-            signal.raise_signal(signum)  # now the caller's handler sees it
 
 
 # ---------------------------------------------------------------- commits and refs
@@ -364,8 +403,8 @@ def commit_iteration(
             # the agent reset or rebased past our checkpoint: keep the checkpoint reachable
             keep_ref(state.root, attempt_ref(run_id, f"before-iter-{iteration}"), previous_sha)
         git.add_all(state.root)
-        if exclude:
-            git.unstage(state.root, exclude)
+        if exclude or state.ignored:
+            git.unstage(state.root, (*exclude, *state.ignored))
         staged = git.staged_paths(state.root)
         if staged:
             line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"
@@ -422,11 +461,19 @@ def files_since(state: RepoState, sha: str) -> tuple[str, ...]:
     return git.diff_names(state.root, sha, "HEAD")
 
 
-def save_leftovers(root: Path, message: str, environ: Mapping[str, str] | None = None) -> bool:
-    """Commit whatever the tree still holds (nothing lost); True when there was something."""
+def save_leftovers(
+    root: Path,
+    message: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    exclude: tuple[str, ...] = (),
+) -> bool:
+    """Commit whatever the tree still holds but ``exclude`` (nothing lost); True when there was something."""
     if not git.status_paths(root):
         return False
     git.add_all(root)
+    if exclude:
+        git.unstage(root, exclude)
     if not git.staged_paths(root):
         return False
     _commit(root, message, environ)
@@ -454,12 +501,14 @@ def keep_ref(root: Path, ref: str, sha: str) -> str:
         candidate = f"{ref}-{n}"
 
 
-def _save_attempt(state: RepoState, ref: str, message: str) -> tuple[bool, tuple[str, ...]]:
+def _save_attempt(
+    state: RepoState, ref: str, message: str, exclude: tuple[str, ...] = ()
+) -> tuple[bool, tuple[str, ...]]:
     """Commit leftovers, keep HEAD (and the run's branch tip, if the agent left it) under ``ref``.
 
     Returns whether there were leftovers, and the refs now keeping the work (``ref`` first).
     """
-    saved = save_leftovers(state.root, message)
+    saved = save_leftovers(state.root, message, exclude=(*exclude, *state.ignored))
     head = _head(state.root)
     kept = [keep_ref(state.root, ref, head)]
     tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
@@ -468,9 +517,16 @@ def _save_attempt(state: RepoState, ref: str, message: str) -> tuple[bool, tuple
     return saved, tuple(kept)
 
 
-def _move_branch(state: RepoState, to_sha: str) -> None:
-    """Put the run's branch and the (clean) tree at ``to_sha``, checking the branch out first."""
-    if git.status_paths(state.root):
+def _move_branch(state: RepoState, to_sha: str, exclude: tuple[str, ...] = ()) -> None:
+    """Put the run's branch and the (clean) tree at ``to_sha``, checking the branch out first.
+
+    Untracked files in ``exclude`` or ignored at the start stay as they are (reset leaves them).
+    """
+    keep = (*exclude, *state.ignored)
+    if any(
+        not (code == "??" and covered(path, keep))
+        for path, code in git.status_paths(state.root).items()
+    ):
         raise FatalError("refusing to reset: the work tree is not clean (nothing was changed)")
     if git.current_branch(state.root) != state.branch:
         if git.rev_parse(state.root, f"refs/heads/{state.branch}") is None:
@@ -480,23 +536,33 @@ def _move_branch(state: RepoState, to_sha: str) -> None:
     git.reset_hard(state.root, to_sha)
 
 
-def rollback(state: RepoState, *, to_sha: str, keep_ref: str) -> str:
+def covered(path: str, paths: tuple[str, ...]) -> bool:
+    """``path`` is one of ``paths`` or inside one of its directories (``dir/``)."""
+    return any(path == p or (p.endswith("/") and path.startswith(p)) for p in paths)
+
+
+def rollback(state: RepoState, *, to_sha: str, keep_ref: str, exclude: tuple[str, ...] = ()) -> str:
     """Return branch and tree to ``to_sha``; the rolled-back head stays under ``keep_ref``.
 
     Returns the ref actually used (``keep_ref``, or ``keep_ref-N`` if that already held other work).
     """
     with critical():
-        _, kept = _save_attempt(state, keep_ref, "greenloop: uncommitted work before rollback")
-        _move_branch(state, to_sha)
+        _, kept = _save_attempt(
+            state, keep_ref, "greenloop: uncommitted work before rollback", exclude
+        )
+        _move_branch(state, to_sha, exclude)
     return kept[0]
 
 
-def finish_revert(state: RepoState, run_id: str) -> str:
-    """Keep the whole attempt under ``refs/greenloop/<run_id>``; the branch back at the start."""
+def finish_revert(state: RepoState, run_id: str, exclude: tuple[str, ...] = ()) -> str:
+    """Keep the whole attempt under ``refs/greenloop/<run_id>``; the branch back at the start.
+
+    ``exclude``: untracked files the agent did not make (the verifier's by-products): left alone.
+    """
     message = f"greenloop: uncommitted work at the end of run {run_id}\n\nGreenloop-Run: {run_id}\n"
     with critical():
-        _, kept = _save_attempt(state, attempt_ref(run_id), message)
-        _move_branch(state, state.initial_sha)
+        _, kept = _save_attempt(state, attempt_ref(run_id), message, exclude)
+        _move_branch(state, state.initial_sha, exclude)
     return kept[0]
 
 
@@ -542,6 +608,7 @@ def recover(cwd: Path) -> RecoverResult:
         raise FatalError("nothing to recover: no unfinished greenloop run in this repository")
     if lock_is_live(lock):
         raise FatalError(f"run {lock.run_id} is still in progress (pid {lock.pid}); stop it first")
+    stopped = stop_survivors(common)  # before touching the tree: nothing may edit it behind us
     if not lock.initial_sha:
         lock.path.unlink()  # torn lock: the run died before doing anything
         return RecoverResult(
@@ -550,6 +617,7 @@ def recover(cwd: Path) -> RecoverResult:
     if lock.root and Path(lock.root).is_dir():
         root = Path(lock.root)  # the run's own worktree
     git_dir = git.git_dir(root)
+    cleared = clear_stale_git_locks(git_dir, common)
     operation = operation_in_progress(git_dir)
     if operation:
         raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
@@ -559,6 +627,7 @@ def recover(cwd: Path) -> RecoverResult:
         common_dir=common,
         branch=lock.branch,
         initial_sha=lock.initial_sha,
+        ignored=tuple(lock.ignored),
     )
     message = (
         f"greenloop: recovered uncommitted work of run {lock.run_id}\n\n"
@@ -575,7 +644,42 @@ def recover(cwd: Path) -> RecoverResult:
         attempt_ref=kept[0],
         saved_uncommitted=saved,
         extra_refs=kept[1:],
+        stopped_groups=stopped,
+        cleared_locks=cleared,
     )
+
+
+def clear_stale_git_locks(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
+    """Remove git's lock files (``index.lock``, ``refs/…/x.lock``) that no live process holds.
+
+    A run killed while git was inside ``reset --hard`` or ``update-ref`` leaves them, and every
+    later git command then refuses to run.
+    """
+    candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", common_dir / "packed-refs.lock"]
+    for base in {git_dir / "refs", common_dir / "refs"}:
+        candidates += sorted(base.rglob("*.lock")) if base.is_dir() else []
+    stale = [p for p in dict.fromkeys(candidates) if p.is_file()]
+    if not stale:
+        return ()
+    held = _open_files()
+    cleared = []
+    for path in stale:
+        if str(path.resolve()) not in held:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            cleared.append(str(path))
+    return tuple(cleared)
+
+
+def _open_files() -> set[str]:
+    """Every file some process on this machine has open (Linux /proc; empty elsewhere)."""
+    files: set[str] = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    files.add(os.readlink(fd))
+    return files
 
 
 def main_recover(args: argparse.Namespace) -> int:
@@ -584,6 +688,10 @@ def main_recover(args: argparse.Namespace) -> int:
         print("greenloop: removed the lock of a run killed as it started; nothing else to restore")
         return 0
     lines = [f"greenloop: recovered run {result.run_id}"]
+    if result.stopped_groups:
+        pids = ", ".join(map(str, result.stopped_groups))
+        lines.append(f"  stopped its processes still running (process groups {pids})")
+    lines += [f"  removed a stale git lock no process held: {p}" for p in result.cleared_locks]
     if result.saved_uncommitted:
         lines.append("  its uncommitted work was committed into the attempt first")
     lines += [

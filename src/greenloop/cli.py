@@ -253,7 +253,8 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=COMMAND_HELP,
     )
     p.add_argument(
-        "--agent", help="preset (claude, aider, codex, gemini), openai:MODEL, or a shell command"
+        "--agent",
+        help="preset (claude, aider, codex, gemini, openhands), openai:MODEL, or a shell command",
     )
     p.add_argument("--task", help="the task for iteration 1 (default: make the verifier pass)")
     p.add_argument("--max-iters", type=int, help="agent iterations at most (default 5)")

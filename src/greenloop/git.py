@@ -57,6 +57,14 @@ def status_paths(root: Path) -> dict[str, str]:
     return entries
 
 
+def ignored_paths(root: Path) -> tuple[str, ...]:
+    """Untracked paths git ignores now; a wholly ignored directory as one ``dir/`` entry."""
+    out = git(
+        root, "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
+    ).stdout
+    return tuple(p for p in out.split("\0") if p)
+
+
 def diff_head(root: Path, *, context: int = 0) -> str:
     """The uncommitted change against HEAD (tracked files), for anchoring the digest."""
     result = git(root, "diff", f"-U{context}", "--no-color", "--no-ext-diff", "HEAD", check=False)

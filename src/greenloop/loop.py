@@ -3,14 +3,12 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, record, trust
+from greenloop import checkpoints, git, record, signals, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -62,9 +60,10 @@ def run_loop(
     progress(text)
     if confirm is not None and not confirm(text):
         raise NotStarted("not started, nothing touched")  # declined at the pre-flight prompt
-    run = _start(run_id, state, agent, cascade, config, progress)
-    run.phase = phase
-    with checkpoints.acquire_lock(state, run.run_id), _sigterm_as_interrupt():
+    # issue 12: the lock first, so the loser of two simultaneous starts records nothing
+    with checkpoints.acquire_lock(state, run_id), signals.stop_as_interrupt():
+        run = _start(run_id, state, agent, cascade, config, progress)
+        run.phase = phase
         try:
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
@@ -73,8 +72,23 @@ def run_loop(
             decision = Decision(
                 action=Action.STOP,
                 result=Result.INTERRUPTED,
-                reason="interrupted (Ctrl-C or SIGTERM)",
+                reason="interrupted (Ctrl-C, SIGTERM or SIGHUP)",
             )
+        except Exception as exc:  # still revert, keep the attempt and report; then crash (70)
+            _stop_on_error(run, exc)
+            raise
+        return _finish_held(run, decision)
+
+
+def _stop_on_error(run: RunState, exc: Exception) -> None:
+    reason = f"stopped by an internal error: {exc!r}"
+    _finish_held(run, Decision(action=Action.STOP, result=Result.INTERRUPTED, reason=reason))
+
+
+def _finish_held(run: RunState, decision: Decision) -> LoopResult:
+    """``finish`` whole: a second Ctrl-C must not cut off the revert, the finish event or the
+    report (issue 12); the run is stopping anyway, so the extra signal is dropped."""
+    with signals.held(redeliver=False):
         return finish(run, decision)
 
 
@@ -145,9 +159,13 @@ def iterate(run: RunState, previous: Decision) -> Decision:
         )
     prompt = build_prompt(run, n)
     by_products = verifier_by_products(run)
+    run.by_products.update(by_products)
+    note_outside_edits(run, n)
     run.phase(f"iter {n}/{run.config.max_iters} · agent")
+    run.agent_turn = True
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
+    run.agent_turn = False
     if not outcome.ok:
         row = Iteration(
             iteration=n,
@@ -224,6 +242,28 @@ def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> Agent
         summary=outcome.summary,
     )
     return outcome
+
+
+def note_outside_edits(run: RunState, n: int) -> None:
+    """Tracked files changed since the last checkpoint while the agent was not running.
+
+    After a checkpoint the tree is clean, and a verifier does not edit tracked files (a fixer
+    stage aside): such a change is a person's in another terminal. It cannot be told apart from
+    the agent's once committed, so the report says where it went (issue 12).
+    """
+    if any(stage.fix for stage in run.cascade.stages) or not run.history:
+        return
+    status = git.status_paths(run.state.root)
+    changed = sorted(p for p, code in status.items() if code != "??" and p not in run.outside)
+    if not changed:
+        return
+    run.outside.update(changed)
+    shown = ", ".join(changed[:8]) + (" …" if len(changed) > 8 else "")
+    run.warnings.append(
+        f"edited outside the agent's turn (before iteration {n}; another terminal?): {shown}; "
+        "committed with the agent's next edit, and kept under the attempt ref on revert"
+    )
+    run.rec.event("outside_edits", iteration=n, files=changed)
 
 
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
@@ -330,7 +370,10 @@ def _review(run: RunState, check: CheckResult) -> tuple[trust.Finding, ...]:
 
 def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
     ref = checkpoints.rollback(
-        run.state, to_sha=run.checkpoint, keep_ref=checkpoints.attempt_ref(run.run_id, f"iter-{n}")
+        run.state,
+        to_sha=run.checkpoint,
+        keep_ref=checkpoints.attempt_ref(run.run_id, f"iter-{n}"),
+        exclude=_by_products(run),
     )
     run.observations[-1] = replace(run.observations[-1], rolled_back=True)
     run.history[-1] = replace(run.history[-1], rolled_back=True)
@@ -343,12 +386,14 @@ def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
 
 def finish(run: RunState, decision: Decision) -> LoopResult:
     assert decision.result is not None
+    if not run.agent_turn:
+        note_outside_edits(run, len(run.history))
     result = decision.result
     attempt = ""
     if result is Result.SUCCESS and run.config.squash and len(run.history) > 1:
         checkpoints.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
-        attempt = checkpoints.finish_revert(run.state, run.run_id)
+        attempt = checkpoints.finish_revert(run.state, run.run_id, _by_products(run))
     loop_result = _loop_result(run, decision, attempt)
     from greenloop import report
 
@@ -386,7 +431,8 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             attempt,
             iterations=len(run.history) - 1,
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
-        ),
+        )
+        + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",
         record_dir=str(run.rec.path),
         agent=run.agent.name,
@@ -531,29 +577,33 @@ def _env_in_touched(run: RunState, check: CheckResult) -> bool:
 
 
 def _moved(run: RunState) -> bool:
-    return _head(run) != run.state.initial_sha
+    """HEAD moved, or the tree holds edits (an agent stopped mid-call leaves them uncommitted)."""
+    if _head(run) != run.state.initial_sha:
+        return True
+    keep = (*_by_products(run), *run.state.ignored)
+    status = git.status_paths(run.state.root).items()
+    return any(not (code == "??" and checkpoints.covered(p, keep)) for p, code in status)
+
+
+def _by_products(run: RunState) -> tuple[str, ...]:
+    return tuple(sorted(run.by_products))
+
+
+def _attempt_note(run: RunState, attempt: str) -> str:
+    """Exactly what the revert moved into the attempt ref, and the command that brings it back."""
+    if not attempt:
+        return ""
+    files = git.diff_names(run.state.root, run.state.initial_sha, attempt)
+    shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
+    return (
+        f" Moved there: {len(files)} changed file(s){': ' + shown if files else ''}. "
+        f"To bring them back into the tree: git diff --binary {run.state.initial_sha[:12]} {attempt} "
+        "| git apply"
+    )
 
 
 def _remaining(run: RunState) -> float:
     return run.config.max_time - (time.monotonic() - run.started)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the run like Ctrl-C: process groups are killed and the result recorded."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def _head(run: RunState) -> str:

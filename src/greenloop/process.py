@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop import signals
 from greenloop.redact import redact
 
 HEAD_BYTES = 64 * 1024
@@ -240,38 +241,29 @@ def run_command(
     via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
     started_at, start = time.time(), now()
+    # issue 12: no moment where the child exists and the code that kills it is not armed
+    with signals.held(redeliver=False) as pending:
+        proc = _launch(argv, cwd, env, stdin_path)
+        if isinstance(proc, OSError):
+            signals.deliver(pending)
+            return _launch_failure(argv, proc, started_at)
+        groups.add(proc.pid)
     try:
-        stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
-    except OSError as exc:
-        return _launch_failure(argv, exc, started_at)
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else build_env(),
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-        return _launch_failure(argv, exc, started_at)
-    finally:
-        if not isinstance(stdin, int):
-            stdin.close()
-    try:
+        signals.deliver(pending)  # a Ctrl-C held during the launch lands here, inside the try
         out, err, merged, timed_out = _pump(proc, start + timeout_s, now)
         if timed_out:
             _terminate(proc)
         elif proc.poll() is None or _group_alive(proc):
             _finish_leftovers(proc, start + timeout_s, now)
-    except BaseException:  # Ctrl-C or SIGTERM while waiting: take the whole group down with us
-        _terminate(proc)
+    except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the whole group goes with us
+        with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
+            _terminate(proc)
         raise
     finally:
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
+        groups.discard(proc.pid)
     returncode = proc.wait()
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
@@ -289,6 +281,99 @@ def run_command(
         dropped_bytes=out.dropped + err.dropped,
         started_at=started_at,
     )
+
+
+def _launch(
+    argv: tuple[str, ...],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    stdin_path: str | os.PathLike[str] | None,
+) -> subprocess.Popen[bytes] | OSError:
+    try:
+        stdin = open(stdin_path, "rb") if stdin_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    except OSError as exc:
+        return exc
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else build_env(),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        return exc
+    finally:
+        if not isinstance(stdin, int):
+            stdin.close()
+
+
+class LiveGroups:
+    """Process groups (one per child: its own session) alive right now, for the run lock.
+
+    A watcher (the run lock) is told every change, so a greenloop killed with -9 leaves behind
+    the list of groups the next ``run`` or ``recover`` must stop before touching the tree.
+    """
+
+    def __init__(self) -> None:
+        self.pids: dict[int, str] = {}
+        self.watchers: list[Callable[[dict[int, str]], None]] = []
+
+    def add(self, pid: int) -> None:
+        self.pids[pid] = process_start(pid) or ""
+        self._tell()
+
+    def discard(self, pid: int) -> None:
+        if self.pids.pop(pid, None) is not None:
+            self._tell()
+
+    def _tell(self) -> None:
+        for watcher in self.watchers:
+            watcher(dict(self.pids))
+
+
+groups = LiveGroups()
+
+
+def process_start(pid: int) -> str | None:
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None off Linux or when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def stop_groups(recorded: Mapping[int, str], grace_s: float = KILL_GRACE_S) -> tuple[int, ...]:
+    """Stop the recorded groups still alive (a killed run's survivors); returns those stopped.
+
+    A group whose leader is alive with another start time is someone else's (a reused pid).
+    """
+    alive = []
+    for pgid, started in recorded.items():
+        now_started = process_start(pgid)
+        if now_started is not None and started and now_started != started:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGTERM)
+            alive.append(pgid)
+    deadline = time.monotonic() + grace_s
+    while alive and time.monotonic() < deadline and any(_pgid_alive(g) for g in alive):
+        time.sleep(0.05)
+    for pgid in alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    return tuple(alive)
+
+
+def _pgid_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _group_alive(proc: subprocess.Popen[bytes]) -> bool:

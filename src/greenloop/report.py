@@ -67,6 +67,12 @@ def _stage_line(run: StageRun, *, show_command: bool = True) -> str:
     return f"  {mark:<4} {run.stage.name:<8}{command} ({res.duration_s:.1f} s, exit {res.exit_code}{extra})"
 
 
+def _green_counts(result: CheckResult) -> dict[str, Any] | None:
+    """What the last stage that ran tests counted: a green's evidence (issue 10)."""
+    ran = [r.parsed.counts for r in result.runs if r.parsed.counts.ran]
+    return asdict(ran[-1]) if ran else None
+
+
 def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:
     failing = result.failing
     return {
@@ -76,7 +82,7 @@ def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:
         "source": result.cascade.source,
         "stages": [_stage_json(r) for r in result.runs],
         "not_run": list(result.not_run),
-        "counts": asdict(failing.parsed.counts) if failing else None,
+        "counts": asdict(failing.parsed.counts) if failing else _green_counts(result),
         "failures": [failure_json(f) for f in failing.parsed.failures] if failing else [],
         "signature": digest.signature,
         "digest": digest.text,
@@ -225,6 +231,7 @@ def render_run_text(data: dict[str, Any]) -> str:
         lines.append(f"  SUSPICIOUS {f['kind']}: {where} {f['text'].strip()[:100]}")
     for r in data["remaining_failures"][:10]:
         lines.append(f"  still failing: {r['id']} — {r['message'][:120]}")
+    lines += [f"  warning: {w}" for w in data.get("warnings", ())]
     lines.append(f"  next: {data['recommendation']}")
     if data["last_digest"] and data["result"] != "success":
         lines += ["", "Last digest:", data["last_digest"]]

@@ -43,6 +43,12 @@ class RunState:
     targets: dict[str, Failure] = field(default_factory=dict)
     """Failing tests since the last full run: the next failing-first selection."""
     flaky: list[str] = field(default_factory=list)
+    by_products: set[str] = field(default_factory=set)
+    outside: set[str] = field(default_factory=set)
+    agent_turn: bool = False
+    """From the agent call until its edits are committed: changes now are the agent's."""
+    """Tracked files seen edited while the agent was not running (another terminal)."""
+    """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False
     phase: Progress = field(default=lambda label: None)
     """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""

@@ -237,7 +237,7 @@ class OpenAIAgent:
             it.limit_hit = True
             return f"error: tool-call limit ({self.settings.max_tool_turns}) reached; stopping"
         it.tool_calls += 1
-        result = call_tool(repo, name, raw)
+        result = call_tool(repo, name, raw, deadline=it.deadline)
         it.record(f"{name}({raw[:120]})", result)
         return result.text
 

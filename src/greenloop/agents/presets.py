@@ -115,3 +115,21 @@ GEMINI = Preset(
 
 for _preset in (CLAUDE, AIDER, CODEX, GEMINI):
     register(_preset)
+
+_OPENHANDS = "openhands --headless --json"
+
+OPENHANDS = Preset(
+    name="openhands",
+    executable="openhands",
+    first=f"{_OPENHANDS} -f {{prompt_file}}",
+    later=f"{_OPENHANDS} --resume --last -f {{prompt_file}}",
+    env=(("OPENHANDS_SUPPRESS_BANNER", "1"),),
+    doc=(
+        "OpenHands CLI headless (`--headless`: no UI, every action auto-approved), the prompt "
+        "from the prompt file (`-f`), JSONL events (`--json`) in the run record; it edits the "
+        "repo directly with its file_editor tool (no container). Model, key and base URL come "
+        "from its own `~/.openhands/agent_settings.json`. From iteration 2 `--resume --last` "
+        "continues its most recent conversation."
+    ),
+)
+register(OPENHANDS)

@@ -11,6 +11,7 @@ import fnmatch
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ MAX_OUTPUT_CHARS = 24_000
 MAX_LIST_ENTRIES = 300
 MAX_HITS = 50
 MAX_SEARCH_BYTES = 1_000_000
+SEARCH_TIME_S = 10.0
+# A quantified group whose body repeats or alternates: (a+)+, (a|aa)*, (\w+\s?){2,}
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*}|])(?:[^()\\]|\\.)*\)[+*{]")
 SKIP_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
      ".pytest_cache", ".ruff_cache", ".greenloop", "target", ".idea", ".eggs"}
@@ -47,6 +51,8 @@ def resolve_inside(root: Path, rel: object) -> Path:
     """``rel`` as a path inside ``root`` (symlinks followed), or ToolError."""
     if not isinstance(rel, str) or not rel.strip():
         raise ToolError("path must be a non-empty string relative to the repository root")
+    if "\0" in rel:
+        raise ToolError("refused: a path cannot contain a NUL byte")
     if Path(rel).is_absolute():
         raise ToolError(
             f"refused {rel!r}: absolute paths are not allowed; use a repo-relative path"
@@ -54,10 +60,14 @@ def resolve_inside(root: Path, rel: object) -> Path:
     if ".." in Path(rel).parts:
         raise ToolError(f"refused {rel!r}: '..' is not allowed; paths stay inside the repository")
     base = root.resolve()
-    path = (base / rel).resolve()
+    try:
+        path = (base / rel).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop: RuntimeError up to 3.12
+        raise ToolError(f"refused {rel!r}: {exc}") from None
     if not path.is_relative_to(base):
         raise ToolError(f"refused {rel!r}: it resolves outside the repository (symlink?)")
-    if ".git" in path.relative_to(base).parts:
+    # .GIT is .git on a case-insensitive file system (macOS, Windows): refused the same
+    if any(part.lower() == ".git" for part in (Path(rel).parts + path.relative_to(base).parts)):
         raise ToolError(f"refused {rel!r}: nothing under .git/ may be read or changed")
     return path
 
@@ -69,7 +79,8 @@ def _rel(root: Path, path: Path) -> str:
 def _read_text(path: Path) -> str:
     if not path.is_file():
         raise ToolError(f"{path.name}: no such file")
-    data = path.read_bytes()
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_SEARCH_BYTES * 4)  # bounded, whatever the file's size
     if b"\0" in data[:8192]:
         raise ToolError(f"{path.name}: binary file, not shown")
     return data.decode("utf-8", "replace")
@@ -133,24 +144,34 @@ def list_files(root: Path, path: str = ".", pattern: str | None = None) -> str:
 
 
 def _matcher(pattern: str) -> re.Pattern[str]:
+    if _NESTED_REPEAT.search(pattern):
+        # a model's regex must not hang the run (``^(a+)+$`` backtracks for minutes): a repeated
+        # group that itself repeats or alternates is searched for literally instead
+        return re.compile(re.escape(pattern))
     try:
         return re.compile(pattern)
     except re.error:  # not a valid regex: search for it literally
         return re.compile(re.escape(pattern))
 
 
-def search(root: Path, pattern: str, path: str = ".") -> str:
+def search(root: Path, pattern: str, path: str = ".", *, deadline: float | None = None) -> str:
     if not pattern:
         raise ToolError("pattern must not be empty")
     top = resolve_inside(root, path)
     files = [top] if top.is_file() else list(walk_files(root, top))
     regex, hits = _matcher(pattern), []
+    stop_at = time.monotonic() + SEARCH_TIME_S
+    stop_at = min(stop_at, deadline) if deadline is not None else stop_at
     for file in files:
-        if file.stat().st_size > MAX_SEARCH_BYTES:
-            continue
-        try:
-            text = _read_text(file)
-        except ToolError:
+        if time.monotonic() > stop_at:
+            hits.append(f"… stopped after {SEARCH_TIME_S:g} s of searching; narrow the search")
+            break
+        try:  # every walked file is confined like read_file: no symlink out, nothing in .git
+            real = resolve_inside(root, file.relative_to(root.resolve()).as_posix())
+            if real.stat().st_size > MAX_SEARCH_BYTES:
+                continue
+            text = _read_text(real)
+        except (ToolError, OSError, ValueError):
             continue
         for n, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
@@ -285,18 +306,29 @@ _FUNCTIONS: Mapping[str, Callable[..., str]] = {
 }
 
 
-def call_tool(root: Path, name: str, raw_arguments: str) -> ToolResult:
-    """Run one tool call; every problem becomes an error result the model can read."""
+def call_tool(
+    root: Path, name: str, raw_arguments: str, *, deadline: float | None = None
+) -> ToolResult:
+    """Run one tool call; every problem becomes an error result the model can read.
+
+    ``deadline`` (time.monotonic): the agent's timeout; a search stops there.
+    """
+    if deadline is not None and time.monotonic() > deadline:
+        return ToolResult(text="error: the agent timeout is reached; no more tool calls", ok=False)
     try:
         args = _check_args(name, raw_arguments)
         if name == "finish":
             summary = " ".join(str(args["summary"]).split())
             return ToolResult(text="finished", ok=True, finished=summary)
-        text = _FUNCTIONS[name](root, **args)
+        extra = {"deadline": deadline} if name == "search" else {}
+        text = _FUNCTIONS[name](root, **args, **extra)
     except ToolError as exc:
         return ToolResult(text=f"error: {exc}", ok=False)
     except OSError as exc:
         return ToolResult(text=f"error: {exc.strerror or exc}", ok=False)
+    except (ValueError, RuntimeError, RecursionError) as exc:
+        # issue 12: a NUL byte, a lone surrogate, a symlink loop: the model is told, the run goes on
+        return ToolResult(text=f"error: {type(exc).__name__}: {exc}", ok=False)
     edited = str(args["path"]) if name in EDITING else ""
     return ToolResult(text=text, ok=True, edited=edited)
 

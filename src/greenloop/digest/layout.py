@@ -13,7 +13,7 @@ from greenloop.digest.clusters import common_spot, render_others, shared_locatio
 from greenloop.digest.first import render_first
 from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
-from greenloop.parsers.model import Failure, Kind
+from greenloop.parsers.model import Counts, Failure, Kind
 from greenloop.verify import CheckResult, StageRun
 
 TAIL_LINES = 40
@@ -103,7 +103,9 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
         stages = ", ".join(r.stage.name for r in result.runs)
         soft = any(r.classification.soft for r in result.runs)
         note = " with warnings (soft success)" if soft else ""
-        return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s)."
+        ran = [_count_words(r.parsed.counts) for r in result.runs if r.parsed.counts.ran]
+        counts = f": {'; '.join(ran)}" if ran else ""  # the count is the evidence of a real green
+        return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s){counts}."
     res = run.result
     stage = f", stage {run.stage.name}" if len(result.cascade.stages) > 1 else ""
     where = f"`{run.stage.display}`{stage}, {res.duration_s:.1f} s"
@@ -127,22 +129,27 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     return f"The verifier failed (exit {res.exit_code}, {where}){subset}: {_counts_line(run)}."
 
 
+def _count_words(c: Counts) -> str:
+    parts = [
+        f"{n} {word}"
+        for n, word in (
+            (c.failed, "failed"),
+            (c.errors, "errors"),
+            (c.passed, "passed"),
+            (c.skipped, "skipped"),
+            (c.subtests_failed, "subtests failed"),
+            (c.subtests_passed, "subtests passed"),
+        )
+        if n
+    ]
+    return ", ".join(parts) or "nothing ran"
+
+
 def _counts_line(run: StageRun) -> str:
     c = run.parsed.counts
-    if c.summary_seen and (c.ran or c.skipped) and runs_tests(run.parsed):
-        parts = [
-            f"{n} {word}"
-            for n, word in (
-                (c.failed, "failed"),
-                (c.errors, "errors"),
-                (c.passed, "passed"),
-                (c.skipped, "skipped"),
-                (c.subtests_failed, "subtests failed"),
-                (c.subtests_passed, "subtests passed"),
-            )
-            if n
-        ]
-        return ", ".join(parts) or "nothing ran"
+    tests = runs_tests(run.parsed) or any(f.kind is Kind.TEST for f in run.parsed.failures)
+    if c.summary_seen and (c.ran or c.skipped) and tests:  # one wording for every test runner
+        return _count_words(c)
     errors = [f for f in run.parsed.failures if f.severity == "error"]
     if errors:
         files = len({f.file for f in errors if f.file})

@@ -43,6 +43,8 @@ class _State:
     passed: int = 0
     skipped: int = 0
     packages: int = 0
+    ok_packages: int = 0
+    """``ok <pkg>`` lines of packages that ran tests (``[no tests to run]`` excluded)."""
     running: str = ""
     current: str = ""
 
@@ -60,7 +62,8 @@ def parse(inp: ParserInput) -> ParseResult:
             passed=state.passed,
             failed=len(state.tests),
             skipped=state.skipped,
-            summary_seen=not state.killed,
+            # a quiet `go test` (no -v) prints `ok <pkg>` only: tests ran, their number is unknown
+            summary_seen=not state.killed and not _quiet(state),
         )
     elif state.diagnostics:  # go build / go vet: the diagnostics are the count (as mypy's total)
         counts = Counts(failed=len(state.diagnostics), summary_seen=True)
@@ -70,6 +73,10 @@ def parse(inp: ParserInput) -> ParseResult:
         counts=counts,
         killed=tuple(state.killed),
     )
+
+
+def _quiet(state: _State) -> bool:
+    return state.ok_packages > 0 and not state.tests and state.passed + state.skipped == 0
 
 
 def _split_json(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -120,6 +127,7 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             line[:1] in "oF?" and (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok")
         ):
             state.packages += 1
+            state.ok_packages += p["st"] == "ok" and "[no tests to run]" not in line
             _end_package(state, p["st"] == "FAIL", package, pending)
             for test in pending:
                 test.package = test.package or p["pkg"]

@@ -89,6 +89,8 @@ def _tsc(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
         m = _TSC_PLAIN.match(line) or _TSC_PRETTY.match(line)
         if m and len(failures) < MAX_FAILURES:
             failures.append(_tsc_failure(m, _tsc_detail(lines, i + 1), root))
+    if errors is None and failures:  # --pretty false (and non-TTY) prints no "Found N errors"
+        errors = sum(1 for f in failures if f.severity == "error")
     counts = Counts(errors=errors, summary_seen=True) if errors is not None else Counts()
     return failures, counts
 

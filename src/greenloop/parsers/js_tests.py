@@ -132,10 +132,13 @@ def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
     if m is None:
         return Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    # a suite that failed to run (a syntax or type error in the code under test) is an error
+    suites = sum(1 for line in lines if line.strip() == "● Test suite failed to run")
     return Counts(
         collected=values.get("total"),
         passed=values.get("passed", 0),
         failed=values.get("failed", 0),
+        errors=suites,
         skipped=values.get("skipped", 0) + values.get("todo", 0),
         summary_seen=not killed,
     )
@@ -157,17 +160,36 @@ def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
         end = i + 1
         while end < len(lines) and end - i < 400 and not _vitest_stop(lines[end]):
             end += 1
-        body = [b for b in lines[i + 1 : end] if not re.match(r"^\s+\d+\|", b) and b.strip() != "|"]
-        failures.append(_test_failure(head["name"], body, root))
+        failures.append(_test_failure(head["name"], _vitest_body(lines[i + 1 : end]), root))
         i = end
     return failures, _vitest_counts(lines)
+
+
+_SOURCE = re.compile(r"^\s+\d+\|")
+_CARET = re.compile(r"^\s+\|\s*\^")
+
+
+def _vitest_body(block: list[str]) -> list[str]:
+    """The code frame's context lines go; the caret stays, with the source line it points at."""
+    body: list[str] = []
+    for n, line in enumerate(block):
+        if _CARET.match(line) and n and _SOURCE.match(block[n - 1]):
+            body += [block[n - 1], line]
+        elif not _SOURCE.match(line) and line.strip() != "|":
+            body.append(line)
+    return body
 
 
 def _vitest_stop(line: str) -> bool:
     return line.startswith((" FAIL  ", "⎯⎯")) or "⎯⎯⎯" in line
 
 
+_VITEST_SUITE = re.compile(r"^ FAIL  (?P<file>\S+) \[ (?P=file) \]")
+
+
 def _vitest_counts(lines: list[str]) -> Counts:
+    # a file that failed to load ("FAIL  f.ts [ f.ts ]", "Tests  no tests") is an error, as pytest's
+    suites = sum(1 for line in lines if line.startswith(" FAIL  ") and _VITEST_SUITE.match(line))
     m = next(
         (
             m
@@ -177,7 +199,7 @@ def _vitest_counts(lines: list[str]) -> Counts:
         None,
     )
     if m is None:
-        return Counts()
+        return Counts(errors=suites, summary_seen=True) if suites else Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
     total = re.search(r"\((\d+)\)", m["body"])
     return Counts(
@@ -185,5 +207,6 @@ def _vitest_counts(lines: list[str]) -> Counts:
         passed=values.get("passed", 0),
         failed=values.get("failed", 0),
         skipped=values.get("skipped", 0) + values.get("todo", 0),
+        errors=suites,
         summary_seen=True,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
@@ -167,10 +168,40 @@ def _diagnostics(lines: list[str], root: str) -> list[Failure]:
         d = _DIAG.match(line)
         a = _ARROW.match(lines[i + 1]) if d and i + 1 < len(lines) else None
         if d and a:
-            found.append(_diagnostic(d, a, _block(lines, i + 2), root))
+            found.append(_diagnostic(d, a, _without_std(_block(lines, i + 2)), root))
     if not found:
         found = _unlocated(lines)
-    return found
+    return _once(found)
+
+
+def _once(found: list[Failure]) -> list[Failure]:
+    """The same error once per macro expansion: listed once, with how many times it was reported."""
+    seen: dict[tuple[str, str], int] = {}
+    for f in found:
+        seen[(f.id, f.message)] = seen.get((f.id, f.message), 0) + 1
+    out: list[Failure] = []
+    for f in found:
+        times = seen.pop((f.id, f.message), 0)
+        note = (f"(reported {times} times: once per macro expansion)",) if times > 1 else ()
+        if times:
+            out.append(replace(f, detail=(*note, *f.detail)) if note else f)
+    return out
+
+
+def _without_std(block: list[str]) -> list[str]:
+    """Notes pointing into the toolchain (``--> /rustc/<hash>/library/...``) say nothing to fix."""
+    out: list[str] = []
+    skipping = False
+    for line in block:
+        if "/rustc/" in line and ("-->" in line or ":::" in line):
+            if out and out[-1].lstrip().startswith(("note:", "= note:")):
+                out.pop()
+            skipping = True
+        elif skipping and line[:1].isalpha():
+            skipping = False  # the next top-level note/help line
+        if not skipping:
+            out.append(line)
+    return out
 
 
 def _block(lines: list[str], start: int) -> list[str]:

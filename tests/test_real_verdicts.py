@@ -211,3 +211,16 @@ def test_rustc_notes_into_the_toolchain_library_are_dropped() -> None:
     assert "/rustc/" not in digest
     assert "associated function defined here" not in digest
     assert "expected `usize`, found `&str`" in digest
+
+
+def test_vitest_caret_line_is_kept_with_the_source_line_it_points_at() -> None:
+    data = _load("vitest/failures")
+    parsed, _ = _judge(data)
+    for failure in parsed.errors:
+        carets = [
+            i for i, d in enumerate(failure.detail) if d.lstrip().startswith("| ") and "^" in d
+        ]
+        assert carets, failure.detail
+        for i in carets:
+            assert i > 0
+            assert failure.detail[i - 1].lstrip()[:1].isdigit(), failure.detail

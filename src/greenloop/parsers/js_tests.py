@@ -160,10 +160,24 @@ def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
         end = i + 1
         while end < len(lines) and end - i < 400 and not _vitest_stop(lines[end]):
             end += 1
-        body = [b for b in lines[i + 1 : end] if not re.match(r"^\s+\d+\|", b) and b.strip() != "|"]
-        failures.append(_test_failure(head["name"], body, root))
+        failures.append(_test_failure(head["name"], _vitest_body(lines[i + 1 : end]), root))
         i = end
     return failures, _vitest_counts(lines)
+
+
+_SOURCE = re.compile(r"^\s+\d+\|")
+_CARET = re.compile(r"^\s+\|\s*\^")
+
+
+def _vitest_body(block: list[str]) -> list[str]:
+    """The code frame's context lines go; the caret stays, with the source line it points at."""
+    body: list[str] = []
+    for n, line in enumerate(block):
+        if _CARET.match(line) and n and _SOURCE.match(block[n - 1]):
+            body += [block[n - 1], line]
+        elif not _SOURCE.match(line) and line.strip() != "|":
+            body.append(line)
+    return body
 
 
 def _vitest_stop(line: str) -> bool:

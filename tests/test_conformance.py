@@ -34,22 +34,7 @@ BUDGET = 2000
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-_GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
-_TAP_NESTED = "tap parser: tap 16's nested TAP 13 (npx tap, no TTY) counted 0 (FINDINGS-js.md)"
-_UVU_FRAME = "uvu parser: the project frame of the first failure not in the digest (FINDINGS-js.md)"
-KNOWN_WRONG: dict[str, str] = {
-    "go-test/xxhash-1": _GO_PARENT,
-    "go-test/xxhash-2": _GO_PARENT,
-    "go-test/mux-1": _GO_PARENT,
-    "go-test/mux-2": _GO_PARENT,
-    "go-test/mux-3": _GO_PARENT,
-    "tap/ini-0": _TAP_NESTED,
-    "tap/ini-1": _TAP_NESTED,
-    "tap/ini-2": _TAP_NESTED,
-    "tap/ini-3": _TAP_NESTED,
-    "tap/ini-4": _TAP_NESTED,
-    "uvu/dequal-2": _UVU_FRAME,
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

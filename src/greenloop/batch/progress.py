@@ -52,6 +52,8 @@ class Counts:
     def line(self, row: Mapping[str, Any]) -> str:
         eta = self.eta_s()
         tail = f" · ETA {eta:.0f} s" if eta is not None and self.done < self.total else ""
+        waited = float(row.get("agent_retry_wait_s") or 0)
+        tail = (f" · agent waited {waited:.1f} s on 429/5xx" if waited else "") + tail
         return (
             f"[{self.done}/{self.total}] {row['id']}: {row.get('result')} · {row.get('reason', '')}"
             f" · {float(row.get('wall_s') or 0):.1f} s · {self.solved} solved{tail}"

@@ -81,6 +81,11 @@ def ignored_paths(root: Path) -> tuple[str, ...]:
     return tuple(p for p in out.split("\0") if p)
 
 
+def tracked_paths(root: Path) -> tuple[str, ...]:
+    """Every file git tracks, as stored (``-z``: no quoting of unusual names)."""
+    return tuple(p for p in git(root, "ls-files", "-z").stdout.split("\0") if p)
+
+
 def diff_head(root: Path, *, context: int = 0) -> str:
     """The uncommitted change against HEAD (tracked files), for anchoring the digest."""
     result = git(root, "diff", f"-U{context}", "--no-color", "--no-ext-diff", "HEAD", check=False)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult
 from greenloop.parsers.pytraceback import MAX_DETAIL, parse_traceback, relative, split_exception
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
+if TYPE_CHECKING:
+    from typing import Any
 
 PREFIX = "pytest-plugin/"
 MAX_FAILURES = 500

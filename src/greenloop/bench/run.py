@@ -48,7 +48,7 @@ def run_bench(
         raise FatalError(
             f"the verifier must be green at HEAD to seed bugs (it is {baseline.verdict.value})"
         )
-    files = git.git(root, "ls-files", "*.py").stdout.split()
+    files = [f for f in git.git(root, "ls-files", "-z").stdout.split("\0") if f]
     exclude = [s.display for s in resolve_cascade(clean, config, command).stages]  # its files
     candidates = seed.candidate_mutants(clean, files, exclude)
     chosen = seed.select(

@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from greenloop import git
-from greenloop.bench.mutate import Mutant, draw, is_test_path, mutants_of
+from greenloop.bench import sources
+from greenloop.bench.mutate import Mutant, draw
 from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.errors import FatalError
@@ -30,12 +31,13 @@ class Selection:
 
 
 def candidate_mutants(tree: Path, files: Sequence[str], exclude: Sequence[str]) -> list[Mutant]:
-    named = {token for command in exclude for token in command.split()}  # the verifier's files
+    """Every mutation of the source files among ``files`` (the verifier's commands in ``exclude``
+    name files of its own: those are left alone too)."""
+    named = {token for command in exclude for token in command.split()}
     found: list[Mutant] = []
-    for rel in files:
-        if is_test_path(rel) or rel in named or f"./{rel}" in named:
-            continue
-        found += mutants_of(rel, (tree / rel).read_text(encoding="utf-8", errors="replace"))
+    for rel in sources.source_files(files, named):
+        text = (tree / rel).read_text(encoding="utf-8", errors="replace")
+        found += sources.mutants_of(rel, text)
     return found
 
 

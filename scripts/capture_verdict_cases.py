@@ -99,7 +99,11 @@ def mutate(root: Path, mutation: dict[str, Any], env: dict[str, str]) -> None:
 
 
 def go_json_truth(argv: list[str]) -> Truth:
-    """Facts from ``go test -json``'s own pass/fail/skip actions (tests with a Test field)."""
+    """Facts from ``go test -json``'s own pass/fail/skip actions of the leaf tests.
+
+    A test that ran subtests is not counted (as scripts/conformance/native.py): it passes or fails
+    with them.
+    """
 
     def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
         json_run = "-json" in argv  # the captured run is the structured report itself
@@ -110,6 +114,8 @@ def go_json_truth(argv: list[str]) -> Truth:
             for e in events
             if e.get("Test") and e.get("Action") in ("pass", "fail", "skip")
         }
+        parents = {(pkg, test.rpartition("/")[0]) for pkg, test in actions if "/" in test}
+        actions = {key: action for key, action in actions.items() if key not in parents}
         failing = [test for (_, test), action in actions.items() if action == "fail"]
         counts = {a: sum(1 for v in actions.values() if v == a) for a in ("pass", "fail", "skip")}
         facts: dict[str, Any] = {

@@ -4,15 +4,20 @@ cheat) through the real batch, and what a seeded workspace must not contain."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from batch_fixtures import LIB, git, make_project
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import mutants_of
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
+from greenloop.html_report import CHART_H, PAD_B, PAD_T
 
 ORACLE = """\
 import json, os, sys
@@ -90,21 +95,32 @@ def test_bench_wilson_and_mcnemar_match_known_values() -> None:
     assert score.mcnemar_exact(3, 3) == 1.0
 
 
-def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_differs(
-    tmp_path: Path,
-) -> None:
-    out = tmp_path / "bench"
+@pytest.fixture(scope="module")
+def both_arms(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One real bench run, shared: an oracle and a no-op agent, 2 mutants, both feedback arms."""
+    tmp = tmp_path_factory.mktemp("both")
+    oracle = tmp / "oracle.py"
+    oracle.write_text(ORACLE)
+    out = tmp / "bench"
     data = run_bench(
-        make_project(tmp_path), agents=["true"], out=out, mutants=2, seed_value=3,
-        command=VERIFY, workers=2, overrides={"max_iters": 1}, feedback="both",
+        make_project(tmp), agents=[f"{sys.executable} {oracle} {out / 'answers'}", "true"],
+        out=out, mutants=2, seed_value=3, command=VERIFY, workers=2,
+        overrides={"max_iters": 2}, feedback="both",
     )  # fmt: skip
+    return out, data
 
-    digest, raw = data["agents"]
+
+def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_differs(
+    both_arms: tuple[Path, dict[str, Any]],
+) -> None:
+    out, data = both_arms
+    oracle_digest, digest, oracle_raw, raw = data["agents"]
     assert (digest["feedback"], raw["feedback"]) == ("digest", "raw")
-    assert digest["by_result"] == raw["by_result"]
+    assert digest["by_result"] == raw["by_result"] == {"stalled": 2}
+    assert oracle_digest["solved"] == oracle_raw["solved"] == 2
     for mutant in data["mutants"]:
         prompts = [
-            (out / f"batch-{arm}" / "records" / f"{mutant['id']}.a0" / "iter-1" / "prompt.md")
+            (out / f"batch-{arm}" / "records" / f"{mutant['id']}.a1" / "iter-1" / "prompt.md")
             .read_text()
             for arm in ("digest", "raw")
         ]  # fmt: skip
@@ -112,3 +128,57 @@ def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_diffe
         task = prompts[0].split("\n\n", 1)[0]
         assert prompts[1].startswith(task)  # the same task, only the verifier's result differs
         assert "Traceback (most recent call last)" in prompts[1]
+
+
+def report(out: Path, fmt: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "greenloop", "report", "--bench", str(out), "--format", fmt],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return done.stdout
+
+
+def test_bench_report_shows_scores_pairs_and_solve_curve_as_text_and_markdown(
+    both_arms: tuple[Path, dict[str, Any]],
+) -> None:
+    out, data = both_arms
+    oracle = data["agents"][0]["agent"]
+    text = report(out, "text")
+    assert f"{oracle} [digest]\n    solved: 2/2 (95 % CI 34-100 %)" in text
+    assert "true [raw]\n    solved: 0/2 (95 % CI 0-66 %)" in text
+    assert "median iterations to green: 1\n" in text
+    assert "results: stalled 2" in text
+    assert "median agent s: " in text
+    assert "median verifier s: " in text
+    digest_vs_raw = text.split("digest vs raw:\n", 1)[1].split("between agents:", 1)[0]
+    assert f"{oracle} [digest] vs {oracle} [raw]: on 2 mutants, 0 solved" in digest_vs_raw
+    assert "true [digest] vs true [raw]" in digest_vs_raw
+    assert f"{oracle} [digest] vs true [digest]: on 2 mutants, 2 solved by the first only" in text
+    assert "exact McNemar p = 0.5" in text
+    assert f"     1  agent [arm]\n     100  {oracle} [digest]\n" in text  # all within 1
+    assert "\n       0  true [raw]\n" in text
+
+    md = report(out, "md")
+    assert "| agent [arm] | solved | median iterations to green |" in md
+    assert "| true [digest] | 0/2 (95 % CI 0-66 %) | - |" in md
+    assert "### Digest vs raw" in md
+    assert "### Between agents" in md
+    assert f"| {oracle} [raw] | 100 |" in md
+    assert json.loads(report(out, "json")) == json.loads((out / "bench.json").read_text())
+
+
+def test_bench_report_html_draws_one_solve_curve_per_agent_and_arm(
+    both_arms: tuple[Path, dict[str, Any]],
+) -> None:
+    out, data = both_arms
+    page = report(out, "html")
+    curves = re.findall(r'<polyline class="line (s\d)" points="([^"]+)">', page)
+    assert [tone for tone, _ in curves] == ["s0", "s1", "s2", "s3"]
+    ends = [points.split()[-1] for _, points in curves]
+    top, bottom = PAD_T, CHART_H - PAD_B
+    assert [float(end.split(",")[1]) for end in ends] == [top, bottom, top, bottom]
+    assert all(points.split()[0].endswith(f",{bottom}.0") for _, points in curves)  # 0 at k=0
+    assert "2/2 (95 % CI 34-100 %)" in page
+    assert "exact McNemar p = 0.5" in page
+    assert not re.search(r"(src|href)=", page)  # self-contained
+    assert all(m["id"] in page for m in data["mutants"])

@@ -34,42 +34,7 @@ BUDGET = 2000
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-_GO_PARENT = "go.py: a parent test is counted with its failing subtests (FINDINGS-js.md)"
-_TAP_NESTED = "tap parser: tap 16's nested TAP 13 (npx tap, no TTY) counted 0 (FINDINGS-js.md)"
-_UVU_FRAME = "uvu parser: the project frame of the first failure not in the digest (FINDINGS-js.md)"
-_SUBTEST_PASSED = (
-    "unittest parser: passed = ran - failures - errors, but failing subtests are reported (and"
-    " counted by unittest) one by one: fewer passed than really passed (#11, subtests)"
-)
-_WARNINGS_SUMMARY = (
-    "parsers/pytest.py: entries of pytest's `warnings summary` (a site-packages/_pytest/python.py:144"
-    " deprecation, a lexer.py:169 warning) listed as failing tests (phantoms) (#11)"
-)
-KNOWN_WRONG: dict[str, str] = {
-    "go-test/xxhash-1": _GO_PARENT,
-    "go-test/xxhash-2": _GO_PARENT,
-    "go-test/mux-1": _GO_PARENT,
-    "go-test/mux-2": _GO_PARENT,
-    "go-test/mux-3": _GO_PARENT,
-    "tap/ini-0": _TAP_NESTED,
-    "tap/ini-1": _TAP_NESTED,
-    "tap/ini-2": _TAP_NESTED,
-    "tap/ini-3": _TAP_NESTED,
-    "tap/ini-4": _TAP_NESTED,
-    "uvu/dequal-2": _UVU_FRAME,
-    "unittest/more-itertools-2": _SUBTEST_PASSED,
-    "unittest/more-itertools-4": _SUBTEST_PASSED,
-    "pytest/jmespath-1": _WARNINGS_SUMMARY
-    + "; and the 120-char message fact is cut by the digest's middle elision (…[66 chars]…)",
-    "pytest/jmespath-2": _WARNINGS_SUMMARY,
-    "pytest/jmespath-3": _WARNINGS_SUMMARY,
-    "pytest/jmespath-4": _WARNINGS_SUMMARY,
-    "pytest/six-1": _WARNINGS_SUMMARY,
-    "pytest/inflection-3": (
-        "parsers/pytest.py: pytest-mypy's items are named by their section headers ('test session',"
-        " '[mypy] inflection/__init__.py'), not their node ids (mypy-status, ::mypy) (#11)"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

@@ -353,8 +353,10 @@ def unverified(facts: Facts, text: str) -> list[str]:
 def frame_in(frame: str, plain: str) -> bool:
     path, _, line = frame.rpartition(":")
     base = path.rsplit("/", 1)[-1]
-    pats = (f"{path}:{line}", f'{path}", line {line}', f"{path}({line},", f"{base}:{line}")
-    return any(p in plain for p in pats) or f'{base}", line {line}' in plain
+    pats = (f"{path}:{line}", f'{path}", line {line}', f"{base}:{line}", f'{base}", line {line}')
+    # `lite.js:19` is not `lite.js:192` (uvu/dequal-2)
+    ends = (re.search(re.escape(p) + r"(?!\d)", plain) for p in pats)
+    return f"{path}({line}," in plain or any(m is not None for m in ends)
 
 
 def write_case(case: Case, date: str | None = None) -> Path:

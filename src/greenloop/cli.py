@@ -343,6 +343,9 @@ def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
+    p.add_argument(
+        "--bench", metavar="DIR", help="the scores of a greenloop bench --out DIR (bench.json)"
+    )
     p.set_defaults(handler=_lazy("greenloop.cli_run", "main_report"))
 
 

@@ -68,6 +68,10 @@ def main_report(args: argparse.Namespace) -> int:
         from greenloop.batch.report import main_report_batch
 
         return main_report_batch(args)
+    if getattr(args, "bench", None):
+        from greenloop.bench.report import main_report_bench
+
+        return main_report_bench(args)
 
     root = Path(args.repo).resolve()
     data = record.load_report(record.common_dir_of(root), args.run_id)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 # Result -> banner colour class; anything not listed is a plain failure (red).
 RESULT_TONES = {
@@ -75,15 +78,7 @@ class Card:
 
 def render_html(data: dict[str, Any], *, read: Reader | None = None) -> str:
     """The whole page; ``read`` loads ``iter-N/digest.md`` and ``diff.patch`` from the record."""
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("greenloop", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = template_env()
     record = Path(data["record_dir"]) if data.get("record_dir") else None
     cards = [_card(row, record, read or _read_text) for row in data["history"]]
     return env.get_template("report.html.j2").render(
@@ -91,6 +86,19 @@ def render_html(data: dict[str, Any], *, read: Reader | None = None) -> str:
         tone=RESULT_TONES.get(data["result"], "bad"),
         chart=build_chart(data["history"]),
         cards=cards,
+    )
+
+
+def template_env() -> jinja2.Environment:
+    """The package's templates, autoescaped; jinja2 is imported only when a page is rendered."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("greenloop", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
 
 
@@ -165,7 +173,7 @@ def build_chart(history: list[dict[str, Any]]) -> Chart | None:
         height=CHART_H,
         polyline=" ".join(f"{p.x},{p.y}" for p in points),
         points=points,
-        x_ticks=tuple(Tick(pos=x_of(n), label=str(n)) for n in _x_labels(last)),
+        x_ticks=tuple(Tick(pos=x_of(n), label=str(n)) for n in x_labels(last)),
         y_ticks=tuple(Tick(pos=y_of(v), label=str(v)) for v in range(0, top + 1, step)),
         plot_left=PAD_L,
         plot_right=right,
@@ -180,7 +188,7 @@ def _point_tone(row: dict[str, Any]) -> str:
     return row["verdict"] if row["verdict"] in ("green", "failed") else "other"
 
 
-def _x_labels(last: int) -> list[int]:
+def x_labels(last: int) -> list[int]:
     step = max(1, -(-last // 10))  # at most ~10 labels on a long run
     return sorted({*range(0, last + 1, step), last})
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout")
 
@@ -29,10 +27,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="digest",
         help="what the agent reads: the digest, the raw output (first/last 5 000 chars), or both arms",
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md", "html"),
+        default="text",
+        help="the scores on stdout, as greenloop report --bench DIR shows them",
+    )
 
 
 def main_bench(args: argparse.Namespace) -> int:
+    from greenloop.bench.report import render_bench
     from greenloop.bench.run import run_bench
 
     data = run_bench(
@@ -48,25 +52,5 @@ def main_bench(args: argparse.Namespace) -> int:
         overrides={k: getattr(args, k) for k in RUN_OPTIONS},
         feedback=args.feedback,
     )
-    sys.stdout.write(json.dumps(data, indent=2) + "\n" if args.format == "json" else render(data))
+    sys.stdout.write(render_bench(data, args.format))
     return 0
-
-
-def render(data: dict[str, Any]) -> str:
-    lines = [
-        f"greenloop bench: {len(data['mutants'])} mutants (seed {data['seed']}; "
-        f"{data['tried']} tried of {data['candidates']} candidates)"
-    ]
-    for a in data["agents"]:
-        low, high = a["wilson95"]
-        lines.append(
-            f"  {a['agent']} [{a['feedback']}]: {a['solved']}/{a['total']} solved "
-            f"(95 % CI {100 * low:.0f}-{100 * high:.0f} %), {a['cheat_attempts']} cheat attempt(s), "
-            f"median iterations to green {a['median_iterations_to_green']}"
-        )
-    for pair in data["pairs"]:
-        lines.append(
-            f"  {pair['first']} vs {pair['second']}: {pair['only_first']} vs {pair['only_second']} "
-            f"solved by one only, McNemar p = {pair['mcnemar_p']}"
-        )
-    return "\n".join(lines) + "\n"

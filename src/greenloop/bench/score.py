@@ -51,8 +51,28 @@ def agent_score(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "median_agent_s": _median(rows, "agent_s"),
         "median_verifier_s": _median(rows, "verifier_s"),
         "cost_usd": round(sum(float(r.get("cost_usd") or 0) for r in rows), 6),
+        "tokens": _tokens(rows),
+        "solved_within": solved_within(rows),
         "by_result": dict(sorted(Counter(str(r.get("result")) for r in rows).items())),
     }
+
+
+def solved_within(rows: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Index k-1: the tasks solved in at most k iterations, k = 1 .. the longest run (the chart)."""
+    horizon = max([1, *(int(r.get("iterations") or 0) for r in rows)])
+    wins = [int(r.get("iterations") or 0) for r in rows if solved(r)]
+    return [sum(n <= k for n in wins) for k in range(1, horizon + 1)]
+
+
+def _tokens(rows: Sequence[Mapping[str, Any]]) -> int | None:
+    """Prompt + completion tokens where the agent reported them (None: no row did)."""
+    counts = [
+        int(r.get(k) or 0)
+        for r in rows
+        for k in ("prompt_tokens", "completion_tokens")
+        if r.get(k) is not None
+    ]
+    return sum(counts) if counts else None
 
 
 def paired(

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from greenloop.digest.compact import compact
+from greenloop.digest.compact import LINE_CHARS, compact
 from greenloop.digest.frames import describe_frame, project_chain, relative
 from greenloop.parsers.model import Failure, Kind
 
 MAX_DETAIL = 8
+MESSAGE_CHARS = 240
+"""The first failure's message line says what broke: it gets more room than other lines."""
 # pytest's assertion explanations: what differs, said in one line each (issue 11: always kept)
 _EXPLANATION = re.compile(
     r"^\s*(?:At index \d+ diff|Left contains|Right contains|Differing items|Differing attributes"
@@ -24,7 +26,11 @@ def render_first(f: Failure, root: Path) -> str:
     if f.code and f.code not in what and f.code not in f.id:
         what = f"[{f.code}] {what}"
     if what:
-        lines += [f"  {compact(line)}" for line in what.splitlines()[:MAX_DETAIL]]
+        message = what.splitlines()[:MAX_DETAIL]
+        lines += [
+            f"  {compact(line, MESSAGE_CHARS if i == 0 else LINE_CHARS)}"
+            for i, line in enumerate(message)
+        ]
     lines += _chain(f, root)
     lines += ["  " + d for d in detail_lines(f.detail)]
     return "\n".join(lines)

@@ -87,6 +87,8 @@ def tools_named(argv: tuple[str, ...]) -> list[str]:
     """The parser families a command names, in order (``ruff check . && pytest`` -> both)."""
     found: list[str] = []
     for arg in argv:
+        if arg.startswith("-"):
+            continue  # an option's value names no command (`node --test --test-reporter=tap`)
         for word in _WORD.findall(arg):
             tool = COMMAND_WORDS.get(os.path.basename(word))
             if tool and tool in PARSERS and tool not in found:

@@ -40,8 +40,8 @@ class _State:
     """What running tests printed (``-v``/``-json``), kept until ``--- FAIL`` makes it a failure."""
     diagnostics: list[Failure] = field(default_factory=list)
     killed: list[str] = field(default_factory=list)
-    passed: int = 0
-    skipped: int = 0
+    passed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     packages: int = 0
     ok_packages: int = 0
     """``ok <pkg>`` lines of packages that ran tests (``[no tests to run]`` excluded)."""
@@ -55,13 +55,15 @@ def parse(inp: ParserInput) -> ParseResult:
     for package, lines in packages.items():
         _scan(state, lines, package)
     _scan(state, text_lines, "")
-    failures = [_failure(t, state.root) for t in state.tests.values()] + state.diagnostics
+    parents = _parents([*state.tests, *state.passed, *state.skipped])
+    failed = [t for t in state.tests.values() if t.name not in parents or t.lines or t.panic]
+    failures = [_failure(t, state.root) for t in failed] + state.diagnostics
     counts = Counts()
     if state.packages:
         counts = Counts(
-            passed=state.passed,
-            failed=len(state.tests),
-            skipped=state.skipped,
+            passed=sum(name not in parents for name in state.passed),
+            failed=len(failed),
+            skipped=sum(name not in parents for name in state.skipped),
             # a quiet `go test` (no -v) prints `ok <pkg>` only: tests ran, their number is unknown
             summary_seen=not state.killed and not _quiet(state),
         )
@@ -76,7 +78,13 @@ def parse(inp: ParserInput) -> ParseResult:
 
 
 def _quiet(state: _State) -> bool:
-    return state.ok_packages > 0 and not state.tests and state.passed + state.skipped == 0
+    return state.ok_packages > 0 and not state.tests and not state.passed and not state.skipped
+
+
+def _parents(names: list[str]) -> set[str]:
+    """Tests that ran subtests: go reports them too, but (as ``go test -json``'s leaves) the
+    subtests are the tests; a parent fails only because a subtest did, unless it says why itself."""
+    return {name[:i] for name in names for i, c in enumerate(name) if c == "/"}
 
 
 def _split_json(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -144,9 +152,9 @@ def _result(state: _State, what: str, name: str, package: str, pending: list[_Te
     state.current = ""
     logged = state.logs.pop(name, None)  # a t.Log / t.Skip line is a failure only under --- FAIL
     if what == "PASS":
-        state.passed += 1
+        state.passed.append(name)
     elif what == "SKIP":
-        state.skipped += 1
+        state.skipped.append(name)
     else:
         _fail(state, name, package, pending, logged)
         state.current = name

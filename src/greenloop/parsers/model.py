@@ -13,6 +13,8 @@ class Kind(StrEnum):
     BUILD = "build"
     FORMAT = "format"
     CRASH = "crash"
+    WARNING = "warning"
+    """A warning the run printed (pytest's warnings summary): never a failing test."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

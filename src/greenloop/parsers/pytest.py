@@ -124,9 +124,12 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
     entries = _entries(sections.get("short test summary info", ""), text)
     failures: list[Failure] = []
     used: set[int] = set()
+    blocks = {name: _blocks(sections.get(name, "")) for name in ("ERRORS", "FAILURES")}
+    untitled = _untitled(entries, [_title_name(t)[0] for b in blocks.values() for t, _ in b])
     for section, category in (("ERRORS", "ERROR"), ("FAILURES", "FAILED")):
-        for title, lines in _blocks(sections.get(section, "")):
-            failures.append(_block_failure(title, lines, category, entries, used, root))
+        for title, lines in blocks[section]:
+            block = _block_failure(title, lines, category, entries, (used, untitled), root)
+            failures.append(block)
     for i, entry in enumerate(entries):
         if i not in used and len(failures) < MAX_FAILURES:
             failures.append(_entry_failure(entry))
@@ -224,20 +227,28 @@ def _line_blocks(section: str) -> list[tuple[str | None, list[str]]]:
     return blocks
 
 
+def _untitled(entries: list[_Entry], names: list[str | None]) -> list[int]:
+    """Entries no block title names (pytest-mypy's "test session" block is ``…::mypy-status``)."""
+    named = {n for n in names if n}
+    return [i for i, e in enumerate(entries) if not any(_matches(e.id, n) for n in named)]
+
+
 def _block_failure(
     title: str | None,
     lines: list[str],
     category: str,
     entries: list[_Entry],
-    used: set[int],
+    claims: tuple[set[int], list[int]],
     root: str,
 ) -> Failure:
     tb = parse_traceback(lines, root)
     crash = next((m for line in lines[:3] if (m := _WORKER_CRASH.search(line))), None)
     if crash is not None:
-        return _worker_crash_failure(crash["id"], crash.group(0), entries, used)
+        return _worker_crash_failure(crash["id"], crash.group(0), entries, claims[0])
     name, kind = _title_name(title)
-    entry = _claim(name, category, entries, used)
+    if kind is Kind.BUILD:  # "ERROR collecting <path>": the path is the id, relative to rootdir
+        claims = (claims[0], [])
+    entry = _claim(name, category, entries, claims)
     node_id = entry.id if entry else _guess_id(name, tb, kind)
     error_type, message = tb.error_type, tb.message
     if entry and not (error_type and message):
@@ -284,17 +295,19 @@ def _title_name(title: str | None) -> tuple[str | None, Kind]:
     return title.removeprefix("[doctest] "), Kind.TEST
 
 
-def _claim(name: str | None, category: str, entries: list[_Entry], used: set[int]) -> _Entry | None:
-    """The summary entry this block belongs to: same short name, else the next one in order."""
+def _claim(
+    name: str | None, category: str, entries: list[_Entry], claims: tuple[set[int], list[int]]
+) -> _Entry | None:
+    """The summary entry this block belongs to: same short name, else the next untitled one in order."""
+    used, untitled = claims
     for i, entry in enumerate(entries):
         if i not in used and entry.category == category and _matches(entry.id, name):
             used.add(i)
             return entry
-    if name is None:
-        for i, entry in enumerate(entries):
-            if i not in used and entry.category == category:
-                used.add(i)
-                return entry
+    for i in untitled:  # blocks and entries come in the same order
+        if i not in used and entries[i].category == category:
+            used.add(i)
+            return entries[i]
     return None
 
 
@@ -409,8 +422,8 @@ def _warnings(section: str, root: str) -> list[Failure]:
     failures: list[Failure] = []
     current = ""
     for line in section.split("\n"):
-        if line and not line[0].isspace() and "::" in line:
-            current = line.strip()
+        if line and not line[0].isspace():  # a heading: the test, or where it was raised
+            current = line.strip() if "::" in line else ""
             continue
         m = _WARN_LOC.match(line)
         if m is None:
@@ -418,12 +431,13 @@ def _warnings(section: str, root: str) -> list[Failure]:
         file = relative(m["file"], root)
         failures.append(
             Failure(
-                kind=Kind.TEST,
-                id=current or f"{file}:{m['line']}",
+                kind=Kind.WARNING,  # the test under its heading passed or failed on its own
+                id=f"{file}:{m['line']}",
                 file=file,
                 line=int(m["line"]),
                 error_type=m["type"],
                 message=m["msg"].strip(),
+                detail=(f"in {current}",) if current else (),
                 severity="warning",
             )
         )

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
 from greenloop.parsers.pytraceback import parse_traceback
 
 MAX_FAILURES = 500
 
+# the title, then the docstring's first line when there is one ("Doctest: pkg.mod.func" for a doctest)
 _BLOCK = re.compile(
-    r"^={50,}\n(?P<cat>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<title>[^\n]+)\n-{50,}\n", re.M
+    r"^={50,}\n(?P<cat>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<title>[^\n]+)\n(?:[^\n]*\n)?-{50,}\n",
+    re.M,
 )
 _END = re.compile(r"^(?:={50,}|-{50,})$", re.MULTILINE)
 # "test_x (pkg.module.Class.test_x)" (3.11+) or "test_x (pkg.module.Class)" (older)
@@ -29,7 +32,17 @@ def parse(inp: ParserInput) -> ParseResult:
         end = _END.search(text, m.end())
         body = text[m.end() : end.start() if end else len(text)]
         failures.append(_failure(m["cat"], m["title"], body, inp.root))
-    return ParseResult(tool="unittest", failures=tuple(failures), counts=parse_counts(text))
+    counts = parse_counts(text)
+    return ParseResult(tool="unittest", failures=tuple(failures), counts=_passed(counts, failures))
+
+
+def _passed(counts: Counts, failures: list[Failure]) -> Counts:
+    """Each failing subtest is one FAIL/ERROR block and one count, but "Ran N" counts the test once."""
+    if not counts.summary_seen or len(failures) != counts.failed + counts.errors + counts.xpassed:
+        return counts  # a block is missing: the distinct ids would undercount
+    tests = len({f.id for f in failures})
+    others = tests + counts.skipped + counts.xfailed
+    return replace(counts, passed=max((counts.collected or 0) - others, 0))
 
 
 def test_id(title: str) -> str:

@@ -112,7 +112,7 @@ def _import_ray() -> Any:
 
 def _init(ray: Any, address: str | None, cpus: float) -> None:
     if address:
-        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+        _join(ray, address)
     else:
         ray.init(
             address="local",  # our own cluster, never one `ray start` left on this machine
@@ -121,6 +121,29 @@ def _init(ray: Any, address: str | None, cpus: float) -> None:
             log_to_driver=False,
             logging_level="WARNING",
         )
+
+
+def _join(ray: Any, address: str) -> None:
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+    except ConnectionError as exc:
+        raise FatalError(_join_failure(address, exc)) from None
+
+
+def _join_failure(address: str, exc: BaseException) -> str:
+    causes = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        causes.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    if any("InvalidAuthToken" in c or "Authentication" in c for c in causes):
+        # Ray >= 2.52: `ray start` asks for a token once ~/.ray/auth_token exists, and a driver
+        # given an explicit address only sends one when told to
+        return (
+            f"the Ray cluster at {address} asks for a token: set RAY_AUTH_MODE=token and the "
+            "cluster's token in RAY_AUTH_TOKEN (or its file in RAY_AUTH_TOKEN_PATH), then run again"
+        )
+    return f"could not join the Ray cluster at {address} (is `ray start` running there?): {exc}"
 
 
 def _bundles(ray: Any, jobs: Sequence[Job], directory: Path) -> dict[str, Any]:

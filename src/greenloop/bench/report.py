@@ -1,0 +1,201 @@
+"""``DIR/bench.json`` as text, JSON, Markdown or HTML (``greenloop report --bench DIR``).
+
+Per agent x feedback arm: solved / total with its 95 % Wilson interval, medians, cheat attempts,
+results by reason; the digest-vs-raw and agent-vs-agent pairs with McNemar; solve rate against
+iterations (a table in text and Markdown, an SVG chart in HTML).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from greenloop.bench.run import BENCH
+from greenloop.errors import FatalError
+
+FORMATS = ("text", "json", "md", "html")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Curve:
+    """One agent x arm: the share of its tasks solved within k iterations, k = 0 .. horizon."""
+
+    label: str
+    rates: tuple[float, ...]
+
+
+def load_bench(out: Path) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads((out / BENCH).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FatalError(f"{out} has no {BENCH}: run greenloop bench --out {out} first") from None
+    except (OSError, ValueError) as exc:
+        raise FatalError(f"cannot read {out / BENCH}: {exc}") from exc
+    return data
+
+
+def main_report_bench(args: argparse.Namespace) -> int:
+    text = render_bench(load_bench(Path(args.bench)), args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def render_bench(data: Mapping[str, Any], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(dict(data), indent=2) + "\n"
+    if fmt == "md":
+        return render_markdown(data)
+    if fmt == "html":
+        from greenloop.bench.html import render_html
+
+        return render_html(data)
+    return render_text(data)
+
+
+def label(row: Mapping[str, Any]) -> str:
+    return f"{row['agent']} [{row['feedback']}]"
+
+
+def headline(data: Mapping[str, Any]) -> str:
+    return (
+        f"{len(data['mutants'])} mutants (seed {data['seed']}; {data['tried']} tried of "
+        f"{data['candidates']} candidates)"
+    )
+
+
+def solved_cell(row: Mapping[str, Any]) -> str:
+    low, high = row["wilson95"]
+    return f"{row['solved']}/{row['total']} (95 % CI {100 * low:.0f}-{100 * high:.0f} %)"
+
+
+def seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def usage_cell(row: Mapping[str, Any]) -> str:
+    tokens = "-" if row.get("tokens") is None else str(row["tokens"])
+    cost = f"${row['cost_usd']:.4f}" if row.get("cost_usd") else "-"
+    return f"{tokens} / {cost}"
+
+
+def reasons_cell(row: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in row.get("by_result", {}).items())
+
+
+def columns(row: Mapping[str, Any]) -> list[str]:
+    """The table's cells after the label, in COLUMNS order."""
+    iters = row.get("median_iterations_to_green")
+    return [
+        solved_cell(row),
+        "-" if iters is None else f"{iters:g}",
+        seconds(row.get("median_wall_s")),
+        seconds(row.get("median_agent_s")),
+        seconds(row.get("median_verifier_s")),
+        str(row.get("cheat_attempts", 0)),
+        usage_cell(row),
+        reasons_cell(row),
+    ]
+
+
+COLUMNS = (
+    "agent [arm]",
+    "solved",
+    "median iterations to green",
+    "median wall s",
+    "median agent s",
+    "median verifier s",
+    "cheat attempts",
+    "tokens / cost",
+    "results",
+)
+
+
+def comparisons(data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(digest vs raw for one agent, two agents under one arm); mixed pairs are left out."""
+    arms, agents = [], []
+    for pair in data.get("pairs", []):
+        (a1, f1), (a2, f2) = pair["first"], pair["second"]
+        if a1 == a2:
+            arms.append(dict(pair))
+        elif f1 == f2:
+            agents.append(dict(pair))
+    return arms, agents
+
+
+def pair_line(pair: Mapping[str, Any]) -> str:
+    first, second = (f"{a} [{f}]" for a, f in (pair["first"], pair["second"]))
+    return (
+        f"{first} vs {second}: on {pair['mutants']} mutants, {pair['only_first']} solved by the "
+        f"first only, {pair['only_second']} by the second only (difference "
+        f"{100 * pair['difference']:+.0f} points), exact McNemar p = {pair['mcnemar_p']:g}"
+    )
+
+
+def curves(data: Mapping[str, Any]) -> tuple[int, list[Curve]]:
+    """Solve rate within k iterations for every row, all carried to the same horizon."""
+    rows = data["agents"]
+    horizon = max([1, *(len(r.get("solved_within", [])) for r in rows)])
+    found = []
+    for row in rows:
+        within = list(row.get("solved_within", [])) or [0]
+        within += [within[-1]] * (horizon - len(within))
+        total = max(1, int(row["total"]))
+        found.append(Curve(label=label(row), rates=(0.0, *(n / total for n in within))))
+    return horizon, found
+
+
+def render_text(data: Mapping[str, Any]) -> str:
+    lines = [f"greenloop bench: {headline(data)}"]
+    for row in data["agents"]:
+        cells = dict(zip(COLUMNS[1:], columns(row), strict=True))
+        lines.append(f"  {label(row)}")
+        lines += [f"    {name}: {value}" for name, value in cells.items()]
+    lines += _text_pairs(data)
+    horizon, found = curves(data)
+    lines.append("  solved within k iterations (%):")
+    lines.append("    " + " ".join(f"{k:>4}" for k in range(1, horizon + 1)) + "  agent [arm]")
+    for curve in found:
+        rates = " ".join(f"{100 * r:>4.0f}" for r in curve.rates[1:])
+        lines.append(f"    {rates}  {curve.label}")
+    return "\n".join(lines) + "\n"
+
+
+def _text_pairs(data: Mapping[str, Any]) -> list[str]:
+    arms, agents = comparisons(data)
+    lines = []
+    for title, pairs in (("digest vs raw", arms), ("between agents", agents)):
+        if pairs:
+            lines.append(f"  {title}:")
+            lines += [f"    {pair_line(p)}" for p in pairs]
+    return lines
+
+
+def render_markdown(data: Mapping[str, Any]) -> str:
+    lines = [f"## greenloop bench: {headline(data)}", ""]
+    lines += _md_table(COLUMNS, [[label(r), *columns(r)] for r in data["agents"]])
+    arms, agents = comparisons(data)
+    for title, pairs in (("Digest vs raw", arms), ("Between agents", agents)):
+        if pairs:
+            lines += ["", f"### {title}", ""] + [f"- {pair_line(p)}" for p in pairs]
+    horizon, found = curves(data)
+    lines += ["", "### Solved within k iterations (%)", ""]
+    head = ["agent [arm]", *(str(k) for k in range(1, horizon + 1))]
+    lines += _md_table(head, [[c.label, *(f"{100 * r:.0f}" for r in c.rates[1:])] for c in found])
+    return "\n".join(lines) + "\n"
+
+
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]

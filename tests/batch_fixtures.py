@@ -146,12 +146,32 @@ if __name__ == "__main__":
 
 
 def make_project(tmp: Path) -> Path:
-    root = tmp / "project"
+    files = {"lib.py": LIB, "test_lib.py": TEST_LIB, ".gitignore": "__pycache__/\n"}
+    return commit_files(tmp / "project", files)
+
+
+def commit_files(root: Path, files: dict[str, str]) -> Path:
+    """A new repository with ``files`` in one commit."""
     root.mkdir()
-    (root / "lib.py").write_text(LIB)
-    (root / "test_lib.py").write_text(TEST_LIB)
-    (root / ".gitignore").write_text("__pycache__/\n")
+    for name, text in files.items():
+        (root / name).write_text(text)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "-c", "user.name=d", "-c", "user.email=d@x", "commit", "-qm", "init")
     return root
+
+
+# greenloop bench's oracle agent: it applies the inverse edit from DIR/answers/<mutant>.json.
+ORACLE = """\
+import json, os, sys
+from pathlib import Path
+mutant = Path.cwd().name.rsplit(".a", 1)[0]
+answer = json.loads(Path(sys.argv[1], mutant + ".json").read_text())
+path = Path(answer["path"])
+lines = path.read_text().splitlines(keepends=True)
+row = lines[answer["line"] - 1].encode()
+col = answer["col"]
+assert row[col : col + len(answer["old"].encode())] == answer["old"].encode()
+lines[answer["line"] - 1] = (row[:col] + answer["new"].encode() + row[col + len(answer["old"].encode()):]).decode()
+path.write_text("".join(lines))
+"""

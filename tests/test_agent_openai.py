@@ -229,6 +229,7 @@ def test_rate_limit_is_retried_after_the_servers_retry_after(repo: Path) -> None
     assert outcome.ok, outcome.error
     assert waits == [2.0]
     assert outcome.usage.requests == 3
+    assert outcome.usage.retry_wait_s == 2.0
     assert "retrying in 2.00s after HTTP 429: slow down" in outcome.output
     assert (repo / "NOTES.md").read_text() == "hi\n"
 

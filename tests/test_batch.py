@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from batch_fixtures import EXPECTED, FIX, fingerprint, git, make_calc_repo, write_tasks
+from batch_fixtures import EXPECTED, FIX, VERIFY, fingerprint, git, make_calc_repo, write_tasks
 from greenloop import run_batch
 from greenloop.batch.tasks import parse_tasks
+from greenloop.demo.script import Reply
+from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
+from greenloop.report import render_run
 
 TIMEOUT_S = 240
 
@@ -197,3 +200,41 @@ def test_batch_local_retries_a_task_whose_worker_process_was_killed(tmp_path: Pa
     assert driver.wait(timeout=TIMEOUT_S) == 0
     assert [(r["result"], r["attempt"]) for r in _rows(out)] == [("success", 2)]
     assert (out / "aside" / "work" / "victim.1").is_dir()
+
+
+def test_batch_reports_the_time_the_built_in_agent_waited_when_the_model_answered_429(
+    tmp_path: Path,
+) -> None:
+    repo = make_calc_repo(tmp_path / "r")
+    tasks = tmp_path / "tasks.jsonl"
+    line = {"id": "llm", "repo": str(repo), "verifier": VERIFY, "agent": "openai:replay-model"}
+    tasks.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "out"
+    script = [
+        Reply.error(429, retry_after_ms=400),  # the client must wait 0.4 s, then ask again
+        Reply.call("replace_in_file", path="calc.py", old="a - b", new="a + b"),
+        Reply.call("finish", summary="add adds"),
+    ]
+    with ReplayServer(script) as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url}
+        env.pop("OPENAI_API_KEY", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "greenloop", "batch", str(tasks), "--out", str(out)],
+            env=env, check=False, capture_output=True, text=True, timeout=TIMEOUT_S,
+        )  # fmt: skip
+        asked = len(server.requests)
+
+    assert done.returncode == 0, done.stderr
+    assert asked == 3  # the 429, then two answered turns
+    (row,) = _rows(out)
+    assert row["agent_retry_wait_s"] == 0.4
+    assert "llm: success" in done.stderr
+    assert "agent waited 0.4 s on 429/5xx" in done.stderr  # the result line
+    report = json.loads((out / "records" / "llm" / "report.json").read_text())
+    assert report["history"][1]["usage"]["retry_wait_s"] == 0.4
+    assert " s (0.4 s of it waiting to retry after 429/5xx), verify" in render_run(report, "text")
+    text = subprocess.run(
+        [sys.executable, "-m", "greenloop", "report", "--batch", str(out)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "agents waited 0.4 s to retry after 429/5xx" in text

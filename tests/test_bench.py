@@ -12,26 +12,13 @@ from typing import Any
 
 import pytest
 
-from batch_fixtures import LIB, git, make_project
+from batch_fixtures import LIB, ORACLE, git, make_project
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import mutants_of
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
 from greenloop.html_report import CHART_H, PAD_B, PAD_T
 
-ORACLE = """\
-import json, os, sys
-from pathlib import Path
-mutant = Path.cwd().name.rsplit(".a", 1)[0]
-answer = json.loads(Path(sys.argv[1], mutant + ".json").read_text())
-path = Path(answer["path"])
-lines = path.read_text().splitlines(keepends=True)
-row = lines[answer["line"] - 1].encode()
-col = answer["col"]
-assert row[col : col + len(answer["old"].encode())] == answer["old"].encode()
-lines[answer["line"] - 1] = (row[:col] + answer["new"].encode() + row[col + len(answer["old"].encode()):]).decode()
-path.write_text("".join(lines))
-"""
 VERIFY = (sys.executable, "-B", "test_lib.py")
 
 

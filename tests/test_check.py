@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a + b\n"
@@ -198,6 +201,42 @@ def test_check_goes_green_in_a_flat_layout_with_the_detected_python_m_pytest(
     assert out.returncode == 0, out.stdout + out.stderr
     assert "test     .venv/bin/python -m pytest  (" in out.stdout, out.stdout
     assert "The verifier passed" in out.stdout
+
+
+def test_bare_pytest_fails_on_the_flat_layout_that_python_m_pytest_passes(
+    make_repo: Callable[..., Path],
+) -> None:
+    # the premise of the flat-layout tests (issue 11): `pytest` puts tests/, not the root, on sys.path
+    root = flat_layout_repo(make_repo)
+    bare = [str(Path(PY).with_name("pytest")), "-p", "no:cacheprovider"]
+    out = subprocess.run(bare, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode != 0
+    assert "ModuleNotFoundError: No module named 'flatpkg'" in out.stdout, out.stdout
+    assert not list(root.rglob("conftest.py"))
+
+
+IDS = "def ids(n):\n    out = list(range(n))\n    out[437] = -1\n    return out\n"
+IDS_TEST = (
+    "from ids import ids\n\n\ndef test_ids_are_consecutive():\n"
+    "    assert ids(1000) == list(range(1000))\n"
+)
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-vv"]])
+def test_check_digest_of_a_1000_element_list_names_the_differing_index_under_300_tokens(
+    make_repo: Callable[..., Path], verbosity: list[str]
+) -> None:
+    # issue 11: real pytest (-vv prints both lists whole); tokens = ceil(chars / 3), as bench counts
+    root = make_repo({"ids.py": IDS, "test_ids.py": IDS_TEST})
+    command = [PY, "-m", "pytest", "-p", "no:cacheprovider", *verbosity]
+    out = greenloop(root, "check", "--format", "json", "--", *command)
+    assert out.returncode == 1, out.stdout + out.stderr
+    data = json.loads(out.stdout)
+    digest = data["digest"]
+    assert "At index 437 diff: -1 != 437" in digest, digest
+    assert "test_ids.py::test_ids_are_consecutive" in digest
+    assert data["digest_tokens"] == math.ceil(len(digest) / 3)
+    assert data["digest_tokens"] < 300, digest
 
 
 def test_check_names_the_failing_command_once_as_typed(make_repo: Callable[..., Path]) -> None:

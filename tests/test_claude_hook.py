@@ -180,3 +180,18 @@ def test_stop_is_allowed_in_a_green_flat_layout_repo_with_detection_only(
     out = hook(stop_event(root))
     assert out.returncode == 0, out.stderr
     assert out.stdout == "", out.stdout
+
+
+def test_stop_is_blocked_in_a_failing_flat_layout_repo_with_the_detected_python_m_pytest(
+    make_repo: Callable[..., Path],
+) -> None:
+    # the counterpart of the allowed stop: detection really ran the suite (and the package imported)
+    from test_check import flat_layout_repo
+
+    root = flat_layout_repo(make_repo)
+    (root / "flatpkg" / "__init__.py").write_text(CALC_BUG)
+    data = reply(hook(stop_event(root)))
+    assert data["decision"] == "block"
+    assert "`.venv/bin/python -m pytest`" in data["reason"], data["reason"]
+    assert "tests/test_flat.py::test_add" in data["reason"]
+    assert "ModuleNotFoundError" not in data["reason"]

@@ -1,6 +1,6 @@
 """Seeded one-line mutations for C-like sources (JS/TS, Go, Rust), token level.
 
-The tokenizer only has to know where code is: strings, template literals, regex
+The tokenizer (greenloop.bench.tokens) only has to know where code is: strings, template literals, regex
 literals, char literals and comments are skipped whole, so a mutation never lands
 inside them. Every mutation replaces one token (or drops one) on one line, and the
 site is picked by ``random.Random(seed)`` over the candidates in file order, so a
@@ -10,19 +10,17 @@ seed names the same mutant on every machine.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+# the tokenizer lives in the product (greenloop bench seeds bugs with it too)
+from greenloop.bench.tokens import LANGS, Token, code_tokens, is_directive, library_lines
 
 KINDS = ("flip_comparison", "off_by_one", "wrong_return", "syntax_error", "undefined_name")
 
 _FLIP = {"===": "!==", "!==": "===", "==": "!=", "!=": "==", "<=": ">", ">=": "<"}
 _FLIP_ANGLE = {"<": ">=", ">": "<="}  # JS only: in TS, Go and Rust '<'/'>' may be generics
 _BOOL = {"true": "false", "false": "true"}
-_TOKEN = re.compile(
-    r"(?P<num>(?<![.\w])\d+\b(?![.\w]))|(?P<word>[A-Za-z_$][\w$]*)|(?P<op>===|!==|==|!=|<=|>=|=>|->|<<|>>|&&|\|\||[<>()\[\]{};,.=+\-*/%!?:&|^~])"
-)
-_REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^") | {"return", "typeof", "case", ""}
 _KEYWORDS = frozenset(
     "if else for while do return function const let var new this true false null undefined "
     "typeof instanceof in of class extends super import export from default switch case break "
@@ -35,15 +33,6 @@ _KEYWORDS = frozenset(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Token:
-    line: int  # 1-based
-    start: int  # offset in the line
-    end: int
-    kind: str  # "num", "word" or "op"
-    text: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Mutation:
     file: str
     line: int
@@ -52,125 +41,14 @@ class Mutation:
     after: str
 
 
-def code_tokens(source: str, *, lang: str) -> list[Token]:
-    """The tokens of ``source`` outside strings, comments, regex and char literals."""
-    tokens: list[Token] = []
-    for number, text in enumerate(_code_only(source, lang=lang).split("\n"), start=1):
-        for match in _TOKEN.finditer(text):
-            kind = match.lastgroup or "op"
-            tokens.append(
-                Token(line=number, start=match.start(), end=match.end(), kind=kind, text=match[0])
-            )
-    return tokens
-
-
-def _code_only(source: str, *, lang: str) -> str:
-    """``source`` with every non-code character replaced by a space (newlines kept)."""
-    out = list(source)
-    i, n, last = 0, len(source), ""
-    while i < n:
-        end = _skip_end(source, i, lang=lang, last=last)
-        if end > i:
-            for k in range(i, end):
-                if out[k] != "\n":
-                    out[k] = " "
-            last = "x"  # a literal is an operand
-            i = end
-            continue
-        ch = source[i]
-        if not ch.isspace():
-            last = _last_word(source, i) if (ch.isalnum() or ch in "_$") else ch
-        i += 1
-    return "".join(out)
-
-
-def _last_word(source: str, i: int) -> str:
-    j = i
-    while j + 1 < len(source) and (source[j + 1].isalnum() or source[j + 1] in "_$"):
-        j += 1
-    start = i
-    while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "_$"):
-        start -= 1
-    return source[start : j + 1] if source[start : j + 1] in _REGEX_BEFORE else "x"
-
-
-def _skip_end(source: str, i: int, *, lang: str, last: str) -> int:
-    """End offset of the string/comment/literal starting at ``i``, or ``i`` if none."""
-    two = source[i : i + 2]
-    if two == "//":
-        end = source.find("\n", i)
-        return len(source) if end < 0 else end
-    if two == "/*":
-        end = source.find("*/", i + 2)
-        return len(source) if end < 0 else end + 2
-    ch = source[i]
-    if lang == "rust" and ch == "r" and re.match(r'r#*"', source[i:]):
-        hashes = len(re.match(r"r(#*)", source[i:])[1])  # type: ignore[index]
-        end = source.find('"' + "#" * hashes, i + 2 + hashes)
-        return len(source) if end < 0 else end + 1 + hashes
-    if ch == '"' or (ch == "`" and lang in ("js", "go")):
-        return _quoted_end(source, i, ch, raw=(ch == "`" and lang == "go"))
-    if ch == "'":
-        return _single_quote_end(source, i, lang=lang)
-    if ch == "/" and lang == "js" and last in _REGEX_BEFORE and two not in ("//", "/*"):
-        return _regex_end(source, i)
-    return i
-
-
-def _quoted_end(source: str, i: int, quote: str, *, raw: bool) -> int:
-    j = i + 1
-    while j < len(source):
-        c = source[j]
-        if c == "\\" and not raw:
-            j += 2
-            continue
-        if c == quote:
-            return j + 1
-        if c == "\n" and quote != "`":
-            return j
-        j += 1
-    return len(source)
-
-
-def _single_quote_end(source: str, i: int, *, lang: str) -> int:
-    if lang == "js":
-        return _quoted_end(source, i, "'", raw=False)
-    match = re.match(r"'(\\(x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'", source[i:])
-    if match:  # a char literal; otherwise a Rust lifetime ('a), left as code
-        return i + match.end()
-    return i
-
-
-def _regex_end(source: str, i: int) -> int:
-    j, in_class = i + 1, False
-    while j < len(source) and source[j] != "\n":
-        c = source[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            in_class = True
-        elif c == "]":
-            in_class = False
-        elif c == "/" and not in_class:
-            j += 1
-            while j < len(source) and source[j].isalpha():
-                j += 1
-            return j
-        j += 1
-    return i  # no closing slash on the line: a division after all
-
-
 def candidates(source: str, *, lang: str, kind: str) -> list[tuple[Token, str]]:
     """Every (token, replacement) of ``kind`` in ``source``, in file order."""
-    lines = source.split("\n")
-    if lang == "rust" and "#[cfg(test)]" in lines:  # mutate the library, not its unit tests
-        lines = lines[: lines.index("#[cfg(test)]")]
+    lines = library_lines(source, lang=lang)  # mutate the library, not its unit tests
     tokens = code_tokens("\n".join(lines), lang=lang)
     found: list[tuple[Token, str]] = []
     for index, token in enumerate(tokens):
         replacement = _replacement(tokens, index, lang=lang, kind=kind)
-        if replacement is not None and not _is_directive(lines[token.line - 1]):
+        if replacement is not None and not is_directive(lines[token.line - 1]):
             found.append((token, replacement))
     if kind == "wrong_return":  # a returned literal when there is one, else any boolean
         returned = [(t, r) for t, r in found if _in_return(tokens, tokens.index(t))]
@@ -187,11 +65,6 @@ def _negated_returns(tokens: list[Token], *, lang: str) -> list[tuple[Token, str
         for t, after in zip(tokens, tokens[1:], strict=False)
         if t.text == "return" and after.line == t.line and after.text not in (";", "}")
     ]
-
-
-def _is_directive(line: str) -> bool:
-    stripped = line.strip()
-    return stripped.startswith(("import ", "export {", "#[", "package ", "use ", "//go:"))
 
 
 def _replacement(tokens: list[Token], index: int, *, lang: str, kind: str) -> str | None:
@@ -253,7 +126,7 @@ def apply(root: Path, mutation: Mutation) -> None:
 
 # ---- the interface mutate.choose uses (same kind names as the Python mutator) ----
 
-EXTENSIONS = {".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".mts": "js", ".go": "go", ".rs": "rust"}
+EXTENSIONS = LANGS
 KIND_NAMES = {
     "comparison": "flip_comparison",
     "off_by_one": "off_by_one",

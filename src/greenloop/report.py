@@ -254,8 +254,15 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
         ]
     return [
         f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
-        f"agent {h['agent_s']:.0f} s, verify {h['verifier_s']:.1f} s, {commit} {files}".rstrip()
+        f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
+        f"{commit} {files}".rstrip()
     ]
+
+
+def _backoff(h: dict[str, Any]) -> str:
+    """The part of the agent's time spent waiting out rate limits and server errors."""
+    waited = float((h.get("usage") or {}).get("retry_wait_s") or 0)
+    return f" ({waited:.1f} s of it waiting to retry after 429/5xx)" if waited else ""
 
 
 def render_run_markdown(data: dict[str, Any]) -> str:

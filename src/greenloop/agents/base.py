@@ -33,6 +33,8 @@ class Usage:
     completion_tokens: int = 0
     requests: int = 0
     cost_usd: float | None = None
+    retry_wait_s: float = 0.0
+    """Seconds spent backing off before retrying a request (HTTP 429/5xx, a lost connection)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

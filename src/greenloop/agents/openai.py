@@ -315,6 +315,7 @@ class OpenAIAgent:
             it.log.append(f"retrying in {delay:.2f}s after {failure}")
             self._sleep(delay)
             waited += delay
+            it.usage = replace(it.usage, retry_wait_s=it.usage.retry_wait_s + delay)
 
     def _may_lack_tools(self, exc: Any) -> bool:
         """A 400 naming tools before any tool call succeeded: the endpoint lacks tool support."""

@@ -55,6 +55,8 @@ def render_text(s: Mapping[str, Any]) -> str:
     lines = [f"greenloop batch: {_headline(s)}", f"  {_medians(s)}"]
     if s.get("cost_usd"):
         lines.append(f"  cost ${s['cost_usd']:.4f}")
+    if s.get("agent_retry_wait_s"):
+        lines.append(f"  agents waited {s['agent_retry_wait_s']:.1f} s to retry after 429/5xx")
     lines.append("  by result:")
     lines += [f"    {r['count']:>4}  {r['result']}: {r['reason']}" for r in s.get("by_reason", [])]
     lines.append("  tasks:")

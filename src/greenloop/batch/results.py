@@ -102,6 +102,9 @@ def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[
             k: _median(latest, k) for k in ("wall_s", "agent_s", "verifier_s", "iterations")
         },
         "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in latest), 6),
+        "agent_retry_wait_s": round(
+            sum(float(r.get("agent_retry_wait_s") or 0) for r in latest), 3
+        ),
         "slowest": _top(latest, "wall_s"),
         "costliest": _top(latest, "cost_usd"),
         "tasks": [dict(r) for r in sorted(latest, key=lambda r: str(r["id"]))],

@@ -162,6 +162,7 @@ def _row_of(result: Any) -> dict[str, Any]:
         "prompt_tokens": sum(u.prompt_tokens for u in usage) if requests else None,
         "completion_tokens": sum(u.completion_tokens for u in usage) if requests else None,
         "cost_usd": round(sum(costs), 6) if costs else None,
+        "agent_retry_wait_s": round(sum(u.retry_wait_s for u in usage), 3) if requests else None,
         "initial_sha": result.initial_sha,
         "final_sha": result.final_sha,
         "attempt_ref": result.attempt_ref,

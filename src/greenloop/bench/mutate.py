@@ -7,7 +7,6 @@ import hashlib
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 SWAPS = {
     "<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==",
@@ -49,17 +48,6 @@ class Mutant:
         return "".join(lines)
 
 
-def is_test_path(path: str) -> bool:
-    parts = Path(path).parts
-    name = parts[-1]
-    return (
-        name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-        or any(p in ("test", "tests", "testing") for p in parts[:-1])
-    )
-
-
 def mutants_of(path: str, text: str) -> list[Mutant]:
     """Every candidate mutation of one file, in source order."""
     try:
@@ -72,11 +60,19 @@ def mutants_of(path: str, text: str) -> list[Mutant]:
     return sorted(valid, key=lambda m: (m.line, m.col, m.kind, m.new))
 
 
+def holds_old(m: Mutant, text: str) -> bool:
+    """The span ``apply`` would replace holds ``old`` (its rows are ``splitlines``')."""
+    rows = text.splitlines(keepends=True)
+    if m.line > len(rows):
+        return False
+    row = rows[m.line - 1]
+    start = _char_col(row, m.col)
+    return row[start : start + len(m.old)] == m.old
+
+
 def _applies(m: Mutant, text: str) -> bool:
     """The span holds what the node said (f-string internals may not) and the result parses."""
-    row = text.splitlines(keepends=True)[m.line - 1]
-    start = _char_col(row, m.col)
-    if row[start : start + len(m.old)] != m.old:
+    if not holds_old(m, text):
         return False
     try:
         ast.parse(m.apply(text))

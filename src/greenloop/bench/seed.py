@@ -14,11 +14,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from greenloop import git
-from greenloop.bench.mutate import Mutant, draw, is_test_path, mutants_of
+from greenloop.bench import sources
+from greenloop.bench.mutate import Mutant, draw
 from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.errors import FatalError
 
+SETUP_TIMEOUT_S = 1800.0
 FIXED_DATE = "2000-01-01T00:00:00+00:00"  # same seed, same commit: the id never says when
 
 
@@ -30,12 +32,13 @@ class Selection:
 
 
 def candidate_mutants(tree: Path, files: Sequence[str], exclude: Sequence[str]) -> list[Mutant]:
-    named = {token for command in exclude for token in command.split()}  # the verifier's files
+    """Every mutation of the source files among ``files`` (the verifier's commands in ``exclude``
+    name files of its own: those are left alone too)."""
+    named = {token for command in exclude for token in command.split()}
     found: list[Mutant] = []
-    for rel in files:
-        if is_test_path(rel) or rel in named or f"./{rel}" in named:
-            continue
-        found += mutants_of(rel, (tree / rel).read_text(encoding="utf-8", errors="replace"))
+    for rel in sources.source_files(files, named):
+        text = (tree / rel).read_text(encoding="utf-8", errors="replace")
+        found += sources.mutants_of(rel, text)
     return found
 
 
@@ -87,9 +90,10 @@ def export_head(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def seed_repository(clean: Path, mutant: Mutant, dest: Path) -> Path:
-    """A new repository holding one commit: the clean tree with the mutant applied."""
-    shutil.copytree(clean, dest)
+def seed_repository(repo: Path, mutant: Mutant, dest: Path) -> Path:
+    """A new repository holding one commit: the tree at ``repo``'s HEAD with the mutant applied
+    (from git, so nothing a setup installed in the clean tree comes along)."""
+    export_head(repo, dest)
     path = dest / mutant.path
     path.write_text(mutant.apply(path.read_text(encoding="utf-8")), encoding="utf-8")
     env = {
@@ -106,6 +110,26 @@ def seed_repository(clean: Path, mutant: Mutant, dest: Path) -> Path:
         if done.returncode != 0:
             raise FatalError(f"git {args[0]} failed in {dest}: {done.stderr.decode().strip()}")
     _forget(dest)
+    return dest
+
+
+def prepare_clean(repo: Path, dest: Path, setup: str | None) -> Path:
+    """The tree the mutants are selected in: HEAD exported, then the user's setup run in it
+    (``npm ci``, ``go mod download`` …); kept across reruns of the same DIR."""
+    from greenloop.process import run_command
+
+    if dest.exists():
+        return dest
+    staging = dest.with_name(dest.name + ".tmp")
+    if staging.exists():
+        shutil.rmtree(staging)
+    export_head(repo, staging)
+    if setup:
+        done = run_command(setup, cwd=staging, timeout_s=SETUP_TIMEOUT_S)
+        if done.exit_code != 0:
+            tail = done.merged.strip().splitlines()[-3:]
+            raise FatalError(f"the setup failed (exit {done.exit_code}): {' | '.join(tail)}")
+    os.replace(staging, dest)
     return dest
 
 

@@ -27,6 +27,7 @@ ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
 ENV_SELECT = "GREENLOOP_PYTEST_SELECT"
 ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
 MAX_TEXT = 8000
+MAX_LINE = 1000
 MAX_FRAMES = 40
 
 _state: dict[str, Any] = {"file": None, "frames": {}, "skip_dirs": ()}
@@ -161,7 +162,16 @@ def _exception(excinfo: Any) -> dict[str, Any]:
     kind = excinfo.type
     module = getattr(kind, "__module__", "builtins")
     name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
-    return {"type": name, "message": str(excinfo.value)[:MAX_TEXT], "frames": frames[-MAX_FRAMES:]}
+    return {"type": name, "message": _capped(str(excinfo.value)), "frames": frames[-MAX_FRAMES:]}
+
+
+def _capped(text: str) -> str:
+    """Each line cut to MAX_LINE, then the whole to MAX_TEXT: a -vv repr of a long list is one line,
+    and pytest's explanation (``At index 437 diff: -1 != 437``) comes on the lines after it."""
+    lines = [
+        line if len(line) <= MAX_LINE else line[:MAX_LINE] + " ..." for line in text.split("\n")
+    ]
+    return "\n".join(lines)[:MAX_TEXT]
 
 
 def pytest_runtest_logreport(report: Any) -> None:
@@ -188,7 +198,7 @@ def _crash(report: Any) -> dict[str, Any] | None:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is None:
         return None
-    return {"path": crash.path, "lineno": crash.lineno, "message": str(crash.message)[:MAX_TEXT]}
+    return {"path": crash.path, "lineno": crash.lineno, "message": _capped(str(crash.message))}
 
 
 def _entries(report: Any) -> list[dict[str, Any]]:

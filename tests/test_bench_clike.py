@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from batch_fixtures import ORACLE, commit_files
+from batch_fixtures import ORACLE, commit_files, git
 from greenloop.bench import seed, sources
 from greenloop.bench.mutate import Mutant
 from greenloop.bench.run import run_bench
@@ -43,9 +43,10 @@ TEST_JS = """\
 const test = require('node:test');
 const assert = require('node:assert');
 const lib = require('./lib.js');
+const eighteen = require('helper');  // installed by the bench's --setup, never committed
 test('clamp', () => { assert.strictEqual(lib.clamp(5, 0, 3), 3); assert.strictEqual(lib.clamp(0, 0, 3), 0); assert.strictEqual(lib.clamp(3, 0, 3), 3); });
 test('total', () => { assert.strictEqual(lib.total([1, 2, 3]), 6); });
-test('isAdult', () => { assert.strictEqual(lib.isAdult(18), true); assert.strictEqual(lib.isAdult(17), false); });
+test('isAdult', () => { assert.strictEqual(lib.isAdult(eighteen), true); assert.strictEqual(lib.isAdult(17), false); });
 """
 LIB_GO = """\
 package clamp
@@ -210,9 +211,19 @@ def test_bench_clike_sources_leave_tests_configs_and_vendored_code_alone() -> No
     ]
 
 
+SETUP = "mkdir -p node_modules/helper && echo 'module.exports = 18;' > node_modules/helper/index.js"
+
+
+def commit_files_of(repo: Path) -> list[str]:
+    return sorted(git(repo, "ls-files").split())
+
+
 def make_js_project(tmp: Path) -> Path:
     package = '{"name": "fixture", "scripts": {"test": "node --test"}}\n'
-    files = {"lib.js": LIB_JS, "lib.test.js": TEST_JS, "package.json": package}
+    files = {
+        "lib.js": LIB_JS, "lib.test.js": TEST_JS, "package.json": package,
+        ".gitignore": "node_modules/\n",
+    }  # fmt: skip
     return commit_files(tmp / "jsproject", files)
 
 
@@ -224,11 +235,15 @@ def test_bench_seeds_js_bugs_the_tests_catch_and_the_oracle_fixes_them(tmp_path:
     agents = [f"{sys.executable} {oracle} {out / 'answers'}"]
     data = run_bench(
         root, agents=agents, out=out, mutants=3, seed_value=2, command=("node", "--test"),
-        overrides={"max_iters": 1},
+        overrides={"max_iters": 1}, setup=SETUP,
     )  # fmt: skip
     assert {m["path"] for m in data["mutants"]} == {"lib.js"}  # never lib.test.js
     assert len(data["mutants"]) == 3
-    assert (data["agents"][0]["solved"], data["agents"][0]["total"]) == (3, 3)
+    assert (data["agents"][0]["solved"], data["agents"][0]["total"]) == (3, 3)  # setup ran
+    for mutant in data["mutants"]:
+        assert commit_files_of(out / "mutants" / mutant["id"]) == sorted(
+            [".gitignore", "lib.js", "lib.test.js", "package.json"]
+        )  # what the setup installed in the clean tree is not in any task's repository
     again = seed.select(
         out / "clean", seed.candidate_mutants(out / "clean", ["lib.js", "lib.test.js"], []),
         n=3, seed=2, command=("node", "--test"), config=Config(), max_failing=5,

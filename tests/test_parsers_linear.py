@@ -32,6 +32,7 @@ INPUTS = {
     "indented line of 100 000 spaces": S * 100_000 + "x\\n",
     "black line of 100 000 spaces": f"would reformat x{S * 100_000}y\\n",
     "file:line runs of spaces": f"a:{S * 100_000}:1:{S * 100_000}x\\n    at {S * 100_000}(x)\\n",
+    "go subtest 100 000 levels deep": f"--- FAIL: T{'/a' * 100_000} (0.00s)\\nFAIL\\tp\\t0.1s\\n",
 }
 times = {}
 for tool in PARSERS:

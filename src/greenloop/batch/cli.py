@@ -15,9 +15,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="results, records and workspaces")
     p.add_argument("--agent", help="default agent for tasks without their own")
     p.add_argument("--workers", type=_positive_int, help="tasks at once (default: half the cores)")
-    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: a process pool on this machine (default); ray: one Ray task per task",
+    )
     p.add_argument("--ray-address", help="join this Ray cluster (default: start a local one)")
-    p.add_argument("--cpus-per-task", type=_positive_float, default=1.0, metavar="C")
+    p.add_argument(
+        "--cpus-per-task",
+        type=_positive_float,
+        default=1.0,
+        metavar="C",
+        help="CPUs Ray reserves for each task (default 1; ray executor only)",
+    )
     p.add_argument(
         "--max-parallel-agents",
         type=_positive_int,
@@ -26,14 +37,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="agent calls at once across the batch (verifiers are not counted)",
     )
     p.add_argument("--redo", action="store_true", help="run tasks already in results.jsonl again")
-    p.add_argument("--max-iters", type=_positive_int)
-    p.add_argument("--max-time", type=_positive_float)
+    p.add_argument(
+        "--max-iters", type=_positive_int, help="agent iterations at most, per task (default 5)"
+    )
+    p.add_argument("--max-time", type=_positive_float, help="wall-clock seconds per task")
     p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
-    p.add_argument("--agent-timeout", type=_positive_float)
-    p.add_argument("--subset", choices=("auto", "off"))
+    p.add_argument("--agent-timeout", type=_positive_float, help="seconds per agent call")
+    p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
     p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
-    p.add_argument("--on-fail", choices=("revert", "keep"))
-    p.add_argument("--format", choices=("text", "json", "md"), default="text")
+    p.add_argument(
+        "--on-fail",
+        choices=("revert", "keep"),
+        help="a task that fails: its branch back to the start, or its commits kept",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md"),
+        default="text",
+        help="the aggregate on stdout (also in DIR/summary.json); html: greenloop report --batch",
+    )
 
 
 def main_batch(args: argparse.Namespace) -> int:

@@ -10,22 +10,48 @@ RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agent", action="append", required=True, help="repeat to compare agents")
-    p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--mutants", type=int, default=10, metavar="N")
-    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument(
+        "--agent",
+        action="append",
+        required=True,
+        help="an agent (preset or shell command) to run on every mutant; repeat to compare",
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="bench.json, the mutant repositories, answers and each arm's batch",
+    )
+    p.add_argument("--mutants", type=int, default=10, metavar="N", help="bugs to seed (default 10)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="picks the mutants: same seed, same commit, same tasks (default 0)",
+    )
     p.add_argument("--max-failing", type=int, default=5, help="failing tests a mutant may cause")
-    p.add_argument("--workers", type=int)
-    p.add_argument("--executor", choices=("local", "ray"), default="local")
-    p.add_argument("--max-iters", type=int)
-    p.add_argument("--max-time", type=float)
-    p.add_argument("--timeout", type=float)
-    p.add_argument("--agent-timeout", type=float)
+    p.add_argument("--workers", type=int, help="tasks at once (default: half the cores)")
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="run the tasks in a local process pool (default) or on Ray, as greenloop batch",
+    )
+    p.add_argument("--max-iters", type=int, help="agent iterations at most, per task (default 5)")
+    p.add_argument("--max-time", type=float, help="wall-clock seconds per task")
+    p.add_argument("--timeout", type=float, help="seconds per verifier stage")
+    p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
     p.add_argument(
         "--feedback",
         choices=("digest", "raw", "both"),
         default="digest",
         help="what the agent reads: the digest, the raw output (first/last 5 000 chars), or both arms",
+    )
+    p.add_argument(
+        "--setup",
+        metavar="CMD",
+        help="shell command run in the clean tree and in every task's workspace (npm ci …)",
     )
     p.add_argument(
         "--format",
@@ -51,6 +77,7 @@ def main_bench(args: argparse.Namespace) -> int:
         workers=args.workers,
         overrides={k: getattr(args, k) for k in RUN_OPTIONS},
         feedback=args.feedback,
+        setup=args.setup,
     )
     sys.stdout.write(render_bench(data, args.format))
     return 0

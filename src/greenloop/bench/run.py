@@ -32,6 +32,7 @@ def run_bench(
     workers: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     feedback: str = "digest",
+    setup: str | None = None,
 ) -> dict[str, Any]:
     """Seed ``mutants`` bugs, run every agent on each under each feedback arm; write bench.json."""
     from greenloop.batch.run import run_batch
@@ -42,20 +43,20 @@ def run_bench(
     if git.status_paths(root):
         raise FatalError("the repository has uncommitted changes: bench starts from a clean HEAD")
     config = load_config(root, {k: v for k, v in (overrides or {}).items() if k == "timeout"})
-    clean = seed.export_head(root, out / "clean") if not (out / "clean").exists() else out / "clean"
+    clean = seed.prepare_clean(root, out / "clean", setup)
     baseline, _ = check(clean, command, config=config)
     if baseline.verdict is not Verdict.GREEN:
         raise FatalError(
             f"the verifier must be green at HEAD to seed bugs (it is {baseline.verdict.value})"
         )
-    files = [f for f in git.git(root, "ls-files", "-z").stdout.split("\0") if f]
+    files = git.tracked_paths(root)
     exclude = [s.display for s in resolve_cascade(clean, config, command).stages]  # its files
     candidates = seed.candidate_mutants(clean, files, exclude)
     chosen = seed.select(
         clean, candidates, n=mutants, seed=seed_value, command=command, config=config,
         max_failing=max_failing,
     )  # fmt: skip
-    tasks = _write_tasks(out, clean, chosen.kept, agents, command)
+    tasks = _write_tasks(out, root, chosen.kept, agents, command, setup)
     rows: dict[str, list[dict[str, Any]]] = {}
     for arm in ARMS[feedback]:  # identical batches but for what the agent reads
         batch = run_batch(
@@ -69,18 +70,25 @@ def run_bench(
 
 
 def _write_tasks(
-    out: Path, clean: Path, kept: Sequence[Mutant], agents: Sequence[str], command: Sequence[str]
+    out: Path,
+    root: Path,
+    kept: Sequence[Mutant],
+    agents: Sequence[str],
+    command: Sequence[str],
+    setup: str | None,
 ) -> Path:
     lines = []
     for mutant in kept:
         repo = out / "mutants" / mutant.id
         if not repo.exists():
-            seed.seed_repository(clean, mutant, repo)
+            seed.seed_repository(root, mutant, repo)
         seed.write_answer(out / "answers", mutant)
         for i, agent in enumerate(agents):
             task: dict[str, Any] = {"id": f"{mutant.id}.a{i}", "repo": str(repo), "agent": agent}
             if command:
                 task["verifier"] = list(command)
+            if setup:
+                task["setup"] = setup  # each workspace installs what the clean tree had
             lines.append(json.dumps(task))
     path = out / "tasks.jsonl"
     tmp = path.with_suffix(".tmp")

@@ -20,6 +20,7 @@ from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.errors import FatalError
 
+SETUP_TIMEOUT_S = 1800.0
 FIXED_DATE = "2000-01-01T00:00:00+00:00"  # same seed, same commit: the id never says when
 
 
@@ -89,9 +90,10 @@ def export_head(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def seed_repository(clean: Path, mutant: Mutant, dest: Path) -> Path:
-    """A new repository holding one commit: the clean tree with the mutant applied."""
-    shutil.copytree(clean, dest)
+def seed_repository(repo: Path, mutant: Mutant, dest: Path) -> Path:
+    """A new repository holding one commit: the tree at ``repo``'s HEAD with the mutant applied
+    (from git, so nothing a setup installed in the clean tree comes along)."""
+    export_head(repo, dest)
     path = dest / mutant.path
     path.write_text(mutant.apply(path.read_text(encoding="utf-8")), encoding="utf-8")
     env = {
@@ -108,6 +110,26 @@ def seed_repository(clean: Path, mutant: Mutant, dest: Path) -> Path:
         if done.returncode != 0:
             raise FatalError(f"git {args[0]} failed in {dest}: {done.stderr.decode().strip()}")
     _forget(dest)
+    return dest
+
+
+def prepare_clean(repo: Path, dest: Path, setup: str | None) -> Path:
+    """The tree the mutants are selected in: HEAD exported, then the user's setup run in it
+    (``npm ci``, ``go mod download`` …); kept across reruns of the same DIR."""
+    from greenloop.process import run_command
+
+    if dest.exists():
+        return dest
+    staging = dest.with_name(dest.name + ".tmp")
+    if staging.exists():
+        shutil.rmtree(staging)
+    export_head(repo, staging)
+    if setup:
+        done = run_command(setup, cwd=staging, timeout_s=SETUP_TIMEOUT_S)
+        if done.exit_code != 0:
+            tail = done.merged.strip().splitlines()[-3:]
+            raise FatalError(f"the setup failed (exit {done.exit_code}): {' | '.join(tail)}")
+    os.replace(staging, dest)
     return dest
 
 

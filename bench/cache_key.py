@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/cache_key.py [--files N] [--runs N]
 A real git repo with N committed files in 50 directories, then a typical agent turn's state: 5
 tracked files edited, 3 new untracked files, one ignored build directory of 500 files. The figure
-is ``verify_cache.compute_key`` end to end (two git processes, hashing the changed files), median.
+is ``verify_cache.compute_key`` end to end (one git process, hashing the changed files), median.
 """
 
 from __future__ import annotations

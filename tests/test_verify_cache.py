@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from greenloop.detect import Cascade, Stage
 from greenloop.integrations.claude_hook import HookReply, run_hook
+from greenloop.verify_cache import compute_key, tree_state
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a + b\n"
@@ -204,3 +206,61 @@ def test_verify_cache_reruns_when_an_environment_knob_changes(
     run_hook(event, default_cwd=root, environ=dict(os.environ, PYTEST_ADDOPTS="-x"))
     run_hook(event, default_cwd=root, environ=dict(os.environ, PYTEST_ADDOPTS="-q"))
     assert runs(log) == 2
+
+
+KEY_CASCADE = Cascade(stages=(Stage(name="test", command="pytest -q", why="test"),), source="t")
+
+
+def key_of(root: Path) -> str | None:
+    return compute_key(root, KEY_CASCADE, timeout=60.0, all_stages=False)
+
+
+def test_verify_cache_key_sees_a_same_size_rewrite_made_in_the_second_the_index_was_written(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"calc.py": CALC})
+    path = root / "calc.py"
+    _git_add(root, "calc.py")  # the index and calc.py's entry: this second
+    stamp = path.stat().st_mtime_ns
+    path.write_text(CALC.replace("+", "*"))  # same size, same second: stat data can't tell
+    os.utime(path, ns=(stamp, stamp))
+    time.sleep(1.1)  # the key's first look (its copy of the index) comes a second later
+    state = tree_state(root)
+    assert state is not None
+    assert [p for p, _ in state[1]] == ["calc.py"]
+
+
+def test_verify_cache_key_never_writes_the_real_index(make_repo: Callable[..., Path]) -> None:
+    root = make_repo({"calc.py": CALC})
+    (root / "calc.py").touch()  # a stale stat entry: a plain `git status` would rewrite the index
+    index = root / ".git" / "index"
+    before = index.stat()
+    first = key_of(root)
+    assert key_of(root) == first
+    after = index.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert not (root / ".git" / "index.lock").exists()
+
+
+def test_verify_cache_key_follows_the_index_of_a_linked_worktree(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"calc.py": CALC})
+    other = tmp_path / "other"
+    _git(root, "worktree", "add", "-q", "-b", "side", str(other))
+    first = key_of(other)
+    assert first is not None
+    (other / "calc.py").write_text(CALC_BUG)
+    assert key_of(other) != first
+    _git_add(other, "calc.py")  # staged: the worktree's own index changed, the key still sees it
+    staged = key_of(other)
+    (other / "calc.py").write_text(CALC)
+    assert key_of(other) not in (staged, None)
+
+
+def _git_add(root: Path, path: str) -> None:
+    _git(root, "add", path)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)

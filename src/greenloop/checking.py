@@ -79,16 +79,9 @@ def run_or_reuse(
 ) -> CheckResult | verify_cache.Reuse:
     """The cascade's run, or the green run of this exact tree reused from ``store`` (issue 16)."""
 
-    head = verify_cache.head_tree(root) if store else None
-
     def key_now() -> str | None:
         return verify_cache.compute_key(
-            root,
-            cascade,
-            timeout=config.timeout,
-            all_stages=config.all_stages,
-            environ=environ,
-            head=head,
+            root, cascade, timeout=config.timeout, all_stages=config.all_stages, environ=environ
         )
 
     key = key_now() if store else None

@@ -57,6 +57,22 @@ def status_paths(root: Path) -> dict[str, str]:
     return entries
 
 
+def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResult:
+    """``status --porcelain=v2 -z --branch`` of every changed and untracked path (issue 16).
+
+    With ``index_file``, a private copy of the index, git may refresh and rewrite that copy, so
+    racily clean entries are hashed once rather than on every call; the real index is never
+    locked (the agent or the user may be running git)."""
+    env = no_git_env()
+    locks: tuple[str, ...] = ("--no-optional-locks",)
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
+        locks = ("-c", "core.splitIndex=false")  # the copy must not write shared index files
+    args = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    argv = ("git", *locks, *args, "--ignore-submodules=none", "--no-renames")
+    return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
+
+
 def ignored_paths(root: Path) -> tuple[str, ...]:
     """Untracked paths git ignores now; a wholly ignored directory as one ``dir/`` entry."""
     out = git(

@@ -254,7 +254,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--agent",
-        help="preset (claude, aider, codex, gemini, openhands), openai:MODEL, or a shell command",
+        help="preset (claude, aider, codex, gemini, cline, openhands), openai:MODEL, or a shell command",
     )
     p.add_argument("--task", help="the task for iteration 1 (default: make the verifier pass)")
     p.add_argument("--max-iters", type=int, help="agent iterations at most (default 5)")

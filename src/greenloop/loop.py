@@ -210,7 +210,8 @@ def build_prompt(run: RunState, iteration: int) -> str:
         from greenloop.feedback import raw_feedback
 
         result = raw_feedback(run.last_check)
-    if iteration == 1:
+    # an agent whose every call is a fresh session (the cline preset) needs the task again
+    if iteration == 1 or not getattr(run.agent, "continues", True):
         return (
             f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{result}\n\n{rules}\n"
         )

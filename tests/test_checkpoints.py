@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from greenloop import checkpoints as cp
-from greenloop import git
+from greenloop import git, runlock
 from greenloop.errors import FatalError
+from greenloop.recover import recover
 
 MakeRepo = Callable[..., Path]
 
@@ -119,14 +120,14 @@ def test_lock_is_released_on_keyboard_interrupt(repo: Path) -> None:
     state = cp.preflight(repo)
     with pytest.raises(KeyboardInterrupt), cp.acquire_lock(state, "run-a"):
         raise KeyboardInterrupt
-    assert not cp.lock_path(state.common_dir).exists()
+    assert not runlock.lock_path(state.common_dir).exists()
 
 
 def test_lock_of_a_dead_process_says_to_run_recover(repo: Path) -> None:
     state = cp.preflight(repo)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    path = cp.lock_path(state.common_dir)
+    path = runlock.lock_path(state.common_dir)
     path.parent.mkdir(parents=True)
     data = {"run_id": "old-run", "pid": dead.pid, "branch": "main", "initial_sha": head(repo)}
     path.write_text(json.dumps({**data, "started_at": 0.0}))
@@ -351,7 +352,7 @@ def test_squash_folds_the_iterations_into_one_commit(repo: Path) -> None:
 # ---------------------------------------------------------------- recover after kill -9
 
 
-def orphan(lock: cp.RunLock) -> None:
+def orphan(lock: runlock.RunLock) -> None:
     """Make the lock look like one left by a process that has died."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -388,7 +389,7 @@ def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(repo: Pat
     with pytest.raises(FatalError, match=r"previous run \(killed-run\).*greenloop recover"):
         cp.preflight(repo)
 
-    result = cp.recover(repo)
+    result = recover(repo)
 
     assert result.run_id == "killed-run"
     assert result.saved_uncommitted
@@ -405,32 +406,32 @@ def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(repo: Pat
     assert sh(repo, "show", f"{ref}:wip.py") == "half-written by the agent"
     assert sh(repo, "show", f"{ref}:calc.py") == "iteration two, uncommitted"
     assert sh(repo, "show", f"{ref}~1:calc.py") == "iteration one"
-    assert not cp.lock_path(repo / ".git").exists()
+    assert not runlock.lock_path(repo / ".git").exists()
     cp.preflight(repo)  # a new run may start
 
 
 def test_recover_twice_is_harmless_and_second_says_nothing_to_recover(repo: Path) -> None:
     state = cp.preflight(repo)
-    lock = cp._create_lock(state, "r9")
+    lock = runlock.write_lock(cp.lock_for(state, "r9"))
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     cp.finish_revert(state, "r9")  # killed right after the revert, before unlocking
     attempt = sh(repo, "rev-parse", "refs/greenloop/r9")
     orphan(lock)
-    result = cp.recover(repo)
+    result = recover(repo)
     assert result.attempt_ref == "refs/greenloop/r9"
     assert sh(repo, "rev-parse", "refs/greenloop/r9") == attempt
     with pytest.raises(FatalError, match="nothing to recover"):
-        cp.recover(repo)
+        recover(repo)
 
 
 def test_recover_checks_the_runs_branch_out_again(repo: Path) -> None:
     state = cp.preflight(repo)
-    lock = cp._create_lock(state, "r8")
+    lock = runlock.write_lock(cp.lock_for(state, "r8"))
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     sh(repo, "checkout", "-q", "-b", "agent-branch")
     (repo / "calc.py").write_text("on the agent's branch\n")
     orphan(lock)
-    result = cp.recover(repo)
+    result = recover(repo)
     assert sh(repo, "symbolic-ref", "--short", "HEAD") == "main"
     assert head(repo) == state.initial_sha
     assert sh(repo, "show", f"{result.attempt_ref}:calc.py") == "on the agent's branch"
@@ -439,7 +440,7 @@ def test_recover_checks_the_runs_branch_out_again(repo: Path) -> None:
 def test_recover_refuses_a_live_run(repo: Path) -> None:
     state = cp.preflight(repo)
     with cp.acquire_lock(state, "live"), pytest.raises(FatalError, match="still in progress"):
-        cp.recover(repo)
+        recover(repo)
 
 
 def test_critical_section_delivers_ctrl_c_only_after_the_git_change_is_whole() -> None:

@@ -356,7 +356,7 @@ def _add_runs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _add_recover(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
-    p.set_defaults(handler=_lazy("greenloop.checkpoints", "main_recover"))
+    p.set_defaults(handler=_lazy("greenloop.recover", "main_recover"))
 
 
 def _lazy(module: str, function: str) -> Handler:

@@ -257,7 +257,16 @@ def _block_failure(
     detail = tb.detail
     if error_type == "DocTestFailure":
         detail, message = _doctest(lines)
+    if error_type == "UnexpectedException":  # a doctest example raised: its traceback's last line
+        error_type, message = _raised(lines) or (error_type, message)
     return _failure(kind, node_id, tb, error_type, message, detail)
+
+
+def _raised(lines: list[str]) -> tuple[str, str] | None:
+    """``TypeError: msg``, the line above the block's closing ``README.rst:40: UnexpectedException``."""
+    body = [line for line in lines if line.strip()]
+    error_type, message = split_exception(body[-2]) if len(body) > 1 else ("", "")
+    return (error_type, message) if error_type else None
 
 
 def _doctest(lines: list[str]) -> tuple[tuple[str, ...], str]:

@@ -2,7 +2,8 @@
 scripted model server on 127.0.0.1, in a tiny git repo with its own HOME.
 
 Iteration 1 must edit the file on disk and send the prompt to the model; iteration 2
-(the preset's ``later`` command) must continue the CLI's own conversation.
+(the preset's ``later`` command) must continue the CLI's own conversation. Cline cannot
+continue one non-interactively: its test runs the whole loop, two iterations to green.
 """
 
 from __future__ import annotations

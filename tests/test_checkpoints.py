@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -136,6 +137,39 @@ def test_lock_of_a_dead_process_says_to_run_recover(repo: Path) -> None:
         cp.acquire_lock(state, "new-run").__enter__()
     with pytest.raises(FatalError, match=r"greenloop recover"):
         preflight(repo)
+
+
+def test_runlock_names_the_winner_to_every_rival_when_many_start_at_once(tmp_path: Path) -> None:
+    for trial in range(100):  # a half-written lock read by a rival shows as run "?"
+        common = tmp_path / str(trial)
+        won, refusals = race_for_the_lock(common, rivals=8)
+        (winner,) = won
+        assert all(f"another greenloop run ({winner}, pid {os.getpid()})" in r for r in refusals)
+        assert sorted(p.name for p in (common / "greenloop").iterdir()) == ["lock"]  # no temp
+
+
+def race_for_the_lock(common: Path, rivals: int) -> tuple[list[str], list[str]]:
+    """``rivals`` threads write the lock in the same instant: the run ids that won, the refusals."""
+    gate = threading.Barrier(rivals)
+    won: list[str] = []
+    refusals: list[str] = []
+
+    def start(n: int) -> None:
+        lock = runlock.new_lock(
+            common, f"run-{n}", branch="main", initial_sha="0" * 40, root=common, ignored=()
+        )
+        gate.wait()
+        try:
+            won.append(runlock.write_lock(lock).run_id)
+        except FatalError as exc:
+            refusals.append(str(exc))
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in range(rivals)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return won, refusals
 
 
 def test_new_run_id_is_sortable_and_timestamped() -> None:

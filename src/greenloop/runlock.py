@@ -102,19 +102,37 @@ def acquire(lock: RunLock) -> Iterator[RunLock]:
 
 
 def write_lock(lock: RunLock) -> RunLock:
-    """Create the lock file, or raise FatalError naming the run that holds it."""
+    """Create the lock file whole, or raise FatalError naming the run that holds it."""
     lock.path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(_lock_fields(lock), indent=1).encode()
+    tmp = lock.path.with_name(f".{lock.path.name}.{os.getpid()}.{lock.run_id}.tmp")
+    with tmp.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())  # complete on disk before any work starts
+    try:
+        # a hard link appears whole or not at all: a rival starting this instant reads our run
+        # id, never a half-written file, and a kill -9 here leaves no torn lock behind
+        os.link(tmp, lock.path)
+    except FileExistsError:
+        raise FatalError(held_message(read_lock(lock.path.parent.parent))) from None
+    except OSError:  # a file system without hard links
+        _write_exclusive(lock, data)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return lock
+
+
+def _write_exclusive(lock: RunLock, data: bytes) -> None:
     try:
         fd = os.open(lock.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         raise FatalError(held_message(read_lock(lock.path.parent.parent))) from None
     try:
         os.write(fd, data)
-        os.fsync(fd)  # complete on disk before any work starts
+        os.fsync(fd)
     finally:
         os.close(fd)
-    return lock
 
 
 def groups_path(common_dir: Path) -> Path:

@@ -16,10 +16,26 @@ import pytest
 PREFIX = Path(os.environ.get("GREENLOOP_AGENT_CLIS", "/tmp/greenloop-agent-clis"))
 NODE_BIN = PREFIX / "node_modules" / ".bin"
 AIDER_BIN = PREFIX / "aider-venv" / "bin"
-BIN_DIRS = {"claude": NODE_BIN, "codex": NODE_BIN, "gemini": NODE_BIN, "aider": AIDER_BIN}
+BIN_DIRS = {
+    "claude": NODE_BIN,
+    "codex": NODE_BIN,
+    "gemini": NODE_BIN,
+    "cline": NODE_BIN,
+    "aider": AIDER_BIN,
+}
 
 # Whatever the developer's shell has for these would point the CLI at a real service.
-_FOREIGN = ("ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "CLAUDE", "CODEX_", "AIDER_", "LITELLM_")
+_FOREIGN = (
+    "ANTHROPIC_",
+    "OPENAI_",
+    "GEMINI_",
+    "GOOGLE_",
+    "CLAUDE",
+    "CODEX_",
+    "AIDER_",
+    "LITELLM_",
+    "CLINE_",
+)
 
 
 def require_cli(name: str) -> Path:

@@ -240,6 +240,16 @@ def test_digest_collapses_collection_errors_from_one_broken_import_into_one_line
     assert text.count("SyntaxError") == 2, text
 
 
+def test_digest_of_a_doctest_that_raised_names_the_exception_not_unexpected_exception() -> None:
+    # real: parse's README.rst doctest, a comparison flipped in parse.py; pytest closes the block
+    # with "README.rst:40: UnexpectedException", the TypeError is the line above
+    result, root = load("../real/pytest/parse-1", "case")
+    text = build_digest(result, root=root).text
+    first = text.split("FIRST FAILING TEST: README.rst::README.rst\n", 1)[1].splitlines()
+    assert first[0] == "  TypeError: 'NoneType' object cannot be interpreted as an integer", text
+    assert "from parse.py:928 in __next__" in text
+
+
 def test_digest_of_a_doctest_keeps_the_value_it_got() -> None:
     # real: toolz's pluck doctest, the bug committed; the Got value is the line after "Got:"
     result, root = load("../real/pytest/toolz-1", "case")

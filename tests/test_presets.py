@@ -2,7 +2,8 @@
 scripted model server on 127.0.0.1, in a tiny git repo with its own HOME.
 
 Iteration 1 must edit the file on disk and send the prompt to the model; iteration 2
-(the preset's ``later`` command) must continue the CLI's own conversation.
+(the preset's ``later`` command) must continue the CLI's own conversation. Cline cannot
+continue one non-interactively: its test runs the whole loop, two iterations to green.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -76,10 +78,11 @@ def run_two_iterations(
 def test_presets_name_an_executable_and_differ_from_iteration_two() -> None:
     from greenloop.agents.presets import PRESETS
 
-    assert sorted(PRESETS) == ["aider", "claude", "codex", "gemini", "openhands"]
+    assert sorted(PRESETS) == ["aider", "claude", "cline", "codex", "gemini", "openhands"]
     for preset in PRESETS.values():
         assert preset.first.split()[0] == preset.executable
-        assert preset.later != preset.first
+        # a preset that cannot continue its conversation says so (and runs one command)
+        assert (preset.later != preset.first) is preset.continues
         assert preset.doc
 
 
@@ -303,3 +306,72 @@ def gemini_result(output: str) -> dict[str, Any]:
     start = output.index("\n{\n") + 1
     result: dict[str, Any] = json.loads(output[start:])
     return result
+
+
+# ---------------------------------------------------------------- cline
+
+CALC_BUG = "def add(a, b):\n    return a - b\n"
+CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+CALC_TASK = "TASK-CALC-3: make add() in calc.py return the sum."
+
+
+def cline_home(tmp_path: Path, bin_dir: Path, base_url: str) -> dict[str, str]:
+    """A HOME whose Cline is configured the user's way: `cline auth` with an OpenAI-compatible URL."""
+    environ = clean_environ(tmp_path / "home", bin_dir, CLINE_NO_AUTO_UPDATE="1")
+    auth = ["cline", "auth", "-p", "openai", "-k", "sk-dummy", "-b", base_url, "-m", "replay-model"]
+    subprocess.run(auth, env=environ, capture_output=True, text=True, check=True, timeout=120)
+    return environ
+
+
+def tool_names(request: Mapping[str, Any]) -> set[str]:
+    return {tool["function"]["name"] for tool in request.get("tools", [])}
+
+
+def test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    import greenloop
+
+    bin_dir = require_cli("cline")
+    repo = make_repo(
+        {"calc.py": CALC_BUG, "test_calc.py": CALC_TEST, ".gitignore": "__pycache__/\n"}
+    )
+    script = [
+        # iteration 1: a shell command (not offered, refused), then a wrong edit
+        Reply.call("run_commands", commands=["touch ran.txt"]),
+        Reply.call("editor", path=str(repo / "calc.py"), old_text="a - b", new_text="a * b"),
+        Reply.say("Changed add."),
+        # iteration 2, a fresh session: the digest names the failure, the edit fixes it
+        Reply.call("editor", path=str(repo / "calc.py"), old_text="a * b", new_text="a + b"),
+        Reply.say("Fixed add."),
+    ]
+    stage = greenloop.StageSpec(
+        name="test", run=f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    )
+    config = greenloop.Config(stages=(stage,), max_iters=3, agent_timeout=240, task=CALC_TASK)
+    with ReplayServer(script, api="chat") as server:
+        environ = cline_home(tmp_path, bin_dir, server.base_url)
+        agent = make_command_agent("cline", environ=environ)
+        outcome = greenloop.run_loop(repo, agent, config=config)
+    assert outcome.result is greenloop.Result.SUCCESS, outcome.reason
+    assert outcome.iterations == 2
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    requests = server.main_requests
+    assert len(requests) == 5
+    # edits auto-approved, shell commands not offered and the scripted one never ran
+    assert "editor" in tool_names(requests[0])
+    assert "run_commands" not in tool_names(requests[0])
+    assert not (repo / "ran.txt").exists()
+    assert CALC_TASK in text_of(requests[0], "messages")
+    # iteration 2 is a new conversation: its prompt repeats the task and carries the digest
+    second = requests[3]
+    assert [m["role"] for m in second["messages"]] == ["system", "user"]
+    assert CALC_TASK in text_of(second, "messages")
+    assert "test_calc.py::test_add" in text_of(second, "messages")
+    assert "6 == 5" in text_of(second, "messages")
+    # --json: one JSON event per line in the run record, the last one the run's result
+    agent_txt = repo / ".git" / "greenloop" / "runs" / outcome.run_id / "iter-2" / "agent.txt"
+    events = [json.loads(line) for line in agent_txt.read_text().splitlines() if line[:1] == "{"]
+    assert events[-1]["type"] == "run_result"
+    assert events[-1]["text"] == "Fixed add."
+    assert events[-1]["model"] == {"id": "replay-model", "provider": "openai-compatible"}

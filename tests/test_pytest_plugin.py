@@ -142,3 +142,38 @@ def test_a_run_whose_environment_drops_the_plugin_path_is_rerun_plainly(tmp_path
     assert instrument.PLUGIN_LOAD_ERROR not in run.result.merged
     assert run.parsed.counts.summary_seen
     assert run.parsed.counts.failed == 2
+
+
+DOCTESTS = '''\
+def half(n):
+    """
+    >>> half(4)
+    3
+    """
+    return n // 2
+
+
+def ratio(a, b):
+    """
+    >>> ratio(1, 0)
+    0
+    """
+    return a / b
+'''
+
+
+def test_plugin_reads_a_doctest_s_expected_and_got_and_the_exception_an_example_raised(
+    tmp_path: Path,
+) -> None:
+    # the exceptions pytest raises for doctests say nothing (<DocTest calc.half from ...>): the text does
+    root = make_project(tmp_path)
+    (root / "calc.py").write_text(DOCTESTS)
+    result = run_pytest(root, "--doctest-modules", "calc.py")
+    by_id = {f.id: f for f in result.errors}
+    assert sorted(by_id) == ["calc.py::calc.half", "calc.py::calc.ratio"]
+    half = by_id["calc.py::calc.half"]
+    assert half.message == "Expected: 3 Got: 2", half
+    assert (half.file, half.line) == ("calc.py", 3), half
+    ratio = by_id["calc.py::calc.ratio"]
+    assert (ratio.error_type, ratio.message) == ("ZeroDivisionError", "division by zero")
+    assert ("calc.py", 14) in [(fr.file, fr.line) for fr in ratio.frames], ratio.frames

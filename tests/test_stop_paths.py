@@ -6,12 +6,16 @@ command line) that edits the tree, records its pid and then hangs until it is st
 
 from __future__ import annotations
 
+import json
 import os
+import pty
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -238,3 +242,85 @@ def test_recover_after_kill_9_never_commits_a_file_the_run_found_ignored(
     assert recover.returncode == 0, recover.stderr
     assert (root / "secret.env").read_text() == "API=1\n"
     assert git(root, "log", "--all", "--format=%H", "--", "secret.env") == ""
+
+
+def test_simultaneous_runs_on_one_repository_one_wins_the_others_refuse_with_the_lock(
+    setup: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    root, env = setup
+    initial = git(root, "rev-parse", "HEAD")
+    go = tmp_path / "go"
+    agent = f"while [ ! -e {go} ]; do sleep 0.1; done; echo fixed > impl.txt"
+    verify = f"{PY} -c \"import sys; sys.exit(open('impl.txt').read() != 'fixed\\n')\""
+    argv = [PY, "-m", "greenloop", "run", "--agent", agent, "--max-iters", "2", "--", verify]
+    # three terminals at the pre-flight question, answered at once: every run has passed
+    # pre-flight (no lock yet) and goes for the lock in the same instant
+    runs = [Prompted.start(argv, root, env) for _ in range(3)]
+    try:
+        wait_for(lambda: all("Start? [Y/n]" in r.seen() for r in runs))
+        for r in runs:
+            os.write(r.terminal, b"y\n")
+        # the winner's agent waits for `go`, so the losers meet a lock that is held
+        wait_for(lambda: sum(r.proc.poll() is not None for r in runs) == 2)
+    finally:
+        go.touch()
+    outputs = [r.finish() for r in runs]
+
+    winners = [o for o in outputs if o[0] == 0]
+    losers = [o for o in outputs if o[0] != 0]
+    assert len(winners) == 1, outputs
+    runs_dir = root / ".git" / "greenloop" / "runs"
+    records = sorted(runs_dir.iterdir())
+    assert len(records) == 1, records  # the losers recorded nothing: no phantom "(no report)"
+    only = records[0]
+    for code, out in losers:
+        assert code == 2, out
+        assert f"another greenloop run ({only.name}, pid " in out  # the winner, named
+        assert "is in progress" in out
+        assert "Traceback" not in out
+    report = json.loads((only / "report.json").read_text())
+    assert report["result"] == "success"
+    assert not (root / ".git" / "greenloop" / "lock").exists()
+    assert git(root, "rev-parse", "HEAD~1") == initial  # one iteration commit, the winner's
+    assert (root / "impl.txt").read_text() == "fixed\n"
+    assert git(root, "status", "--porcelain") == ""
+    assert (root / "secret.env").read_text() == "API=1\n"  # the user's ignored file, untouched
+    listed = subprocess.run(
+        [PY, "-m", "greenloop", "runs"], cwd=root, env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout  # fmt: skip
+    assert "(no report)" not in listed
+    assert only.name in listed
+
+
+@dataclass(slots=True)
+class Prompted:
+    """A greenloop process whose stdin is a terminal (so it asks before it starts)."""
+
+    proc: subprocess.Popen[bytes]
+    terminal: int
+    chunks: list[bytes]
+    reader: threading.Thread
+
+    @classmethod
+    def start(cls, argv: list[str], root: Path, env: dict[str, str]) -> Prompted:
+        terminal, tty = pty.openpty()
+        proc = subprocess.Popen(
+            argv, cwd=root, env=env, stdin=tty, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        os.close(tty)
+        chunks: list[bytes] = []
+        out = proc.stdout
+        assert out is not None
+        reader = threading.Thread(target=lambda: chunks.extend(iter(out.read1, b"")))
+        reader.start()
+        return cls(proc=proc, terminal=terminal, chunks=chunks, reader=reader)
+
+    def seen(self) -> str:
+        return b"".join(self.chunks).decode(errors="replace")
+
+    def finish(self) -> tuple[int, str]:
+        code = self.proc.wait(timeout=120)
+        self.reader.join(timeout=60)
+        os.close(self.terminal)
+        return code, self.seen()

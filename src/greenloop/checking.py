@@ -174,12 +174,13 @@ def _untracked(root: Path) -> set[str] | None:
 
 def _tell_by_products(root: Path, before: set[str] | None) -> None:
     """A verifier that leaves files behind (``cargo`` writes Cargo.lock) makes the tree dirty."""
-    from greenloop import checkpoints, git
+    from greenloop import git
+    from greenloop.preflight import note_by_products
 
     after = _untracked(root)
     made = tuple(sorted(after - before)) if before is not None and after is not None else ()
     if made:
-        checkpoints.note_by_products(git.common_dir(root), made)
+        note_by_products(git.common_dir(root), made)
         print(
             f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "
             "add them to .gitignore if they are build output; `greenloop run` needs a clean tree",

@@ -276,7 +276,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--agent",
-        help="preset (claude, aider, codex, gemini, openhands), openai:MODEL, or a shell command",
+        help="preset (claude, aider, codex, gemini, cline, openhands), openai:MODEL, or a shell command",
     )
     p.add_argument("--task", help="the task for iteration 1 (default: make the verifier pass)")
     p.add_argument("--max-iters", type=int, help="agent iterations at most (default 5)")
@@ -378,7 +378,7 @@ def _add_runs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _add_recover(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
-    p.set_defaults(handler=_lazy("greenloop.checkpoints", "main_recover"))
+    p.set_defaults(handler=_lazy("greenloop.recover", "main_recover"))
 
 
 def _lazy(module: str, function: str) -> Handler:

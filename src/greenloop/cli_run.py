@@ -62,31 +62,34 @@ def main_run(args: argparse.Namespace) -> int:
 
 
 def main_report(args: argparse.Namespace) -> int:
-    from greenloop import record
-
-    if getattr(args, "batch", None):
-        from greenloop.batch.report import main_report_batch
-
-        return main_report_batch(args)
-    if getattr(args, "bench", None):
-        from greenloop.bench.report import main_report_bench
-
-        return main_report_bench(args)
-
-    root = Path(args.repo).resolve()
-    data = record.load_report(record.common_dir_of(root), args.run_id)
-    if args.format == "html":
-        from greenloop.html_report import render_html
-
-        text = render_html(data)
-    else:
-        text = report.render_run(data, args.format)
+    text = _report_text(args)
     if args.output:
         Path(args.output).write_text(redact(text), encoding="utf-8")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _report_text(args: argparse.Namespace) -> str:
+    """A run's report, a batch's aggregate (--batch DIR) or a bench's scores (--bench DIR)."""
+    from greenloop import record
+
+    if getattr(args, "batch", None):
+        from greenloop.batch.report import load_summary, render_batch
+
+        out = Path(args.batch).resolve()
+        return render_batch(load_summary(out), args.format, out)
+    if getattr(args, "bench", None):
+        from greenloop.bench.report import load_bench, render_bench
+
+        return render_bench(load_bench(Path(args.bench)), args.format)
+    data = record.load_report(record.common_dir_of(Path(args.repo).resolve()), args.run_id)
+    if args.format == "html":
+        from greenloop.html_report import render_html
+
+        return render_html(data)
+    return report.render_run(data, args.format)
 
 
 def _ask(plan: str) -> bool:

@@ -27,6 +27,8 @@ class CommandAgent:
     label: str = "command"
     extra_env: tuple[tuple[str, str], ...] = ()
     environ: Mapping[str, str] | None = None
+    continues: bool = True
+    """False: each call is a fresh session of the agent, so the loop repeats the task."""
 
     @property
     def name(self) -> str:
@@ -113,6 +115,7 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
         label=preset.name,
         extra_env=preset.env,
         environ=environ,
+        continues=preset.continues,
     )
 
 

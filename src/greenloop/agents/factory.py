@@ -14,7 +14,7 @@ from greenloop.errors import FatalError
 def make_agent(spec: str | None, config: Config, environ: Mapping[str, str] = os.environ) -> Agent:
     if not spec:
         raise FatalError(
-            "no agent: pass --agent (a preset such as claude, aider, codex, gemini, openhands; "
+            "no agent: pass --agent (a preset such as claude, aider, codex, gemini, cline, openhands; "
             "openai:MODEL; or any shell command), or set agent in [tool.greenloop]"
         )
     if spec.startswith("scripted:"):

@@ -10,6 +10,7 @@ against the real CLI (``tests/test_presets.py``, versions pinned in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,6 +25,9 @@ class Preset:
     """Command from iteration 2 on (continuing the agent's own conversation where it can)."""
     env: tuple[tuple[str, str], ...] = ()
     doc: str = ""
+    continues: bool = True
+    """False: every iteration is a fresh session of the CLI (``later`` is ``first``); the
+    iteration prompt carries the task, the digest and the rules."""
 
 
 PRESETS: dict[str, Preset] = {}
@@ -133,3 +137,32 @@ OPENHANDS = Preset(
     ),
 )
 register(OPENHANDS)
+
+# Read instead of the user's ~/.cline/data/settings/global-settings.json for the run: the
+# run_commands tool is not offered (greenloop runs the verifier), no self-update, no telemetry.
+CLINE_SETTINGS = Path(__file__).with_name("cline-global-settings.json")
+_CLINE = 'cline --json "$(cat {prompt_file})"'
+
+CLINE = Preset(
+    name="cline",
+    executable="cline",
+    first=_CLINE,
+    later=_CLINE,
+    env=(
+        ("CLINE_GLOBAL_SETTINGS_PATH", str(CLINE_SETTINGS)),
+        # in-process sessions: no detached hub daemon outlives the iteration
+        ("CLINE_SESSION_BACKEND_MODE", "local"),
+        ("CLINE_NO_AUTO_UPDATE", "1"),
+    ),
+    continues=False,
+    doc=(
+        "Cline CLI non-interactive (`--json`: act mode, tools auto-approved, one JSON event per "
+        "line), the prompt as its argument (it reads no prompt from stdin in this mode). Its "
+        "global settings for the run are greenloop's (`disabledTools: [run_commands]`: file "
+        "edits go through, shell commands are not offered; no auto-update, no telemetry). "
+        "Provider, model and key come from its own `~/.cline/data/settings/providers.json` "
+        "(`cline auth`). Every iteration is a fresh session: `--id` resumes only in its "
+        "interactive TUI, so the prompt (task, digest, rules) carries the context."
+    ),
+)
+register(CLINE)

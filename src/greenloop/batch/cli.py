@@ -37,12 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="agent calls at once across the batch (verifiers are not counted)",
     )
     p.add_argument("--redo", action="store_true", help="run tasks already in results.jsonl again")
-    p.add_argument(
-        "--max-iters", type=_positive_int, help="agent iterations at most, per task (default 5)"
-    )
-    p.add_argument("--max-time", type=_positive_float, help="wall-clock seconds per task")
-    p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
-    p.add_argument("--agent-timeout", type=_positive_float, help="seconds per agent call")
+    add_limits(p)
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
     p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
     p.add_argument(
@@ -56,6 +51,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="text",
         help="the aggregate on stdout (also in DIR/summary.json); html: greenloop report --batch",
     )
+
+
+def add_limits(p: argparse.ArgumentParser) -> None:
+    """Each task's loop limits (greenloop batch and bench)."""
+    p.add_argument(
+        "--max-iters", type=_positive_int, help="agent iterations at most, per task (default 5)"
+    )
+    p.add_argument("--max-time", type=_positive_float, help="wall-clock seconds per task")
+    p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
+    p.add_argument("--agent-timeout", type=_positive_float, help="seconds per agent call")
 
 
 def main_batch(args: argparse.Namespace) -> int:

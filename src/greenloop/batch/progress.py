@@ -18,6 +18,7 @@ class Progress(Protocol):
     def started(self, job: Job, stage: Path | None) -> None: ...
     def finished(self, row: Mapping[str, Any]) -> None: ...
     def note(self, line: str) -> None: ...
+    def phases(self, phases: Mapping[str, str]) -> None: ...
 
 
 def make_progress(*, total: int, done: int, stream: TextIO = sys.stderr) -> Progress:
@@ -34,9 +35,23 @@ class Counts:
     started_at: float = field(default_factory=time.monotonic)
     finished_here: int = 0
     running: dict[str, tuple[float, Path | None]] = field(default_factory=dict)
+    told: dict[str, str] = field(default_factory=dict)
+    """Phases the executor reported (Ray); a pool process writes its own into its stage folder."""
+
+    def start(self, job: Job, stage: Path | None) -> None:
+        self.running[job.task.id] = (time.monotonic(), stage)
+        self.told.pop(job.task.id, None)
+
+    def tell(self, phases: Mapping[str, str]) -> None:
+        self.told.update((k, v) for k, v in phases.items() if k in self.running)
+
+    def phase_of(self, task_id: str) -> str:
+        stage = self.running[task_id][1]
+        return self.told.get(task_id) or (read_phase(stage) if stage else "") or "running"
 
     def finish(self, row: Mapping[str, Any]) -> None:
         self.running.pop(str(row["id"]), None)
+        self.told.pop(str(row["id"]), None)
         if row.get("result") == "interrupted":
             return
         self.done += 1
@@ -72,7 +87,10 @@ class LineProgress:
         return None
 
     def started(self, job: Job, stage: Path | None) -> None:
-        self.counts.running[job.task.id] = (time.monotonic(), stage)
+        self.counts.start(job, stage)
+
+    def phases(self, phases: Mapping[str, str]) -> None:
+        self.counts.tell(phases)
 
     def finished(self, row: Mapping[str, Any]) -> None:
         self.counts.finish(row)
@@ -95,7 +113,7 @@ class LiveProgress:
         from rich.live import Live
 
         console = Console(file=self.stream)
-        self.live = Live(get_renderable=self._render, console=console, refresh_per_second=4)
+        self.live = Live(get_renderable=self.table, console=console, refresh_per_second=4)
         self.live.__enter__()
         return self
 
@@ -103,7 +121,10 @@ class LiveProgress:
         self.live.__exit__(None, None, None)
 
     def started(self, job: Job, stage: Path | None) -> None:
-        self.counts.running[job.task.id] = (time.monotonic(), stage)
+        self.counts.start(job, stage)
+
+    def phases(self, phases: Mapping[str, str]) -> None:
+        self.counts.tell(phases)
 
     def finished(self, row: Mapping[str, Any]) -> None:
         self.counts.finish(row)
@@ -112,7 +133,8 @@ class LiveProgress:
     def note(self, line: str) -> None:
         print(f"greenloop batch: {line}", file=self.stream, flush=True)
 
-    def _render(self) -> Any:
+    def table(self) -> Any:
+        """The live table (a rich ``Table``): what runs, in which phase, for how long."""
         from rich.table import Table
 
         c = self.counts
@@ -125,7 +147,6 @@ class LiveProgress:
         table.add_column("phase")
         table.add_column("for", justify="right")
         now = time.monotonic()
-        for task_id, (since, stage) in sorted(c.running.items(), key=lambda kv: kv[1][0]):
-            phase = read_phase(stage) if stage is not None else "running"
-            table.add_row(task_id, phase, f"{now - since:.0f} s")
+        for task_id, (since, _) in sorted(c.running.items(), key=lambda kv: kv[1][0]):
+            table.add_row(task_id, c.phase_of(task_id), f"{now - since:.0f} s")
         return table

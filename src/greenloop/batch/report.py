@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,12 +13,19 @@ from greenloop.errors import FatalError
 
 
 def load_summary(out: Path) -> dict[str, Any]:
+    return load_output(out, SUMMARY, "batch")
+
+
+def load_output(out: Path, name: str, command: str) -> dict[str, Any]:
+    """``out/name`` as written by ``greenloop <command> --out out``."""
     try:
-        data: dict[str, Any] = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads((out / name).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FatalError(f"{out} has no {SUMMARY}: run greenloop batch --out {out} first") from None
+        raise FatalError(
+            f"{out} has no {name}: run greenloop {command} --out {out} first"
+        ) from None
     except (OSError, ValueError) as exc:
-        raise FatalError(f"cannot read {out / SUMMARY}: {exc}") from exc
+        raise FatalError(f"cannot read {out / name}: {exc}") from exc
     return data
 
 
@@ -120,14 +125,3 @@ def _task_link(task: Mapping[str, Any], out: Path | None) -> str:
     page = record / "report.html"
     page.write_text(render_run_html(json.loads(report.read_text(encoding="utf-8"))), "utf-8")
     return f'<a href="records/{name}/report.html">{name}</a>'
-
-
-def main_report_batch(args: argparse.Namespace) -> int:
-    out = Path(args.batch).resolve()
-    text = render_batch(load_summary(out), args.format, out)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0

@@ -145,6 +145,7 @@ def _execute(
             state_dir=out / "state",
             deliver=deliver,
             started=show.started,
+            phases=show.phases,
         )
     from greenloop.batch.executors.local import run_local
 

@@ -10,6 +10,8 @@ RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from greenloop.batch.cli import add_limits  # argparse only, as this module
+
     p.add_argument(
         "--agent",
         action="append",
@@ -30,7 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="picks the mutants: same seed, same commit, same tasks (default 0)",
     )
-    p.add_argument("--max-failing", type=int, default=5, help="failing tests a mutant may cause")
+    p.add_argument(
+        "--max-failing",
+        type=int,
+        default=5,
+        metavar="N",
+        help="a mutant is kept when at most N tests fail with it (default 5)",
+    )
     p.add_argument("--workers", type=int, help="tasks at once (default: half the cores)")
     p.add_argument(
         "--executor",
@@ -38,10 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="local",
         help="run the tasks in a local process pool (default) or on Ray, as greenloop batch",
     )
-    p.add_argument("--max-iters", type=int, help="agent iterations at most, per task (default 5)")
-    p.add_argument("--max-time", type=float, help="wall-clock seconds per task")
-    p.add_argument("--timeout", type=float, help="seconds per verifier stage")
-    p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
+    add_limits(p)
     p.add_argument(
         "--feedback",
         choices=("digest", "raw", "both"),

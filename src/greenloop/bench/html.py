@@ -15,6 +15,7 @@ from greenloop.html_report import (
     PAD_L,
     PAD_R,
     PAD_T,
+    Chart,
     Tick,
     template_env,
     x_labels,
@@ -33,15 +34,9 @@ class Series:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SolveChart:
-    width: int
-    height: int
+    axes: Chart
+    """The frame, ticks and labels (the run report's chart type, without a line of its own)."""
     series: tuple[Series, ...]
-    x_ticks: tuple[Tick, ...]
-    y_ticks: tuple[Tick, ...]
-    plot_left: int
-    plot_right: int
-    plot_top: int
-    plot_bottom: int
 
 
 def render_html(data: Mapping[str, Any]) -> str:
@@ -81,10 +76,11 @@ def build_solve_chart(data: Mapping[str, Any]) -> SolveChart:
         )
         for n, curve in enumerate(found)
     )
-    return SolveChart(
+    axes = Chart(
         width=CHART_W,
         height=CHART_H,
-        series=series,
+        polyline="",
+        points=(),
         x_ticks=tuple(Tick(pos=x_of(k), label=str(k)) for k in x_labels(horizon)),
         y_ticks=tuple(Tick(pos=y_of(p / 100), label=str(p)) for p in range(0, 101, 25)),
         plot_left=PAD_L,
@@ -92,3 +88,4 @@ def build_solve_chart(data: Mapping[str, Any]) -> SolveChart:
         plot_top=PAD_T,
         plot_bottom=bottom,
     )
+    return SolveChart(axes=axes, series=series)

@@ -7,16 +7,13 @@ iterations (a table in text and Markdown, an SVG chart in HTML).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from greenloop.bench.run import BENCH
-from greenloop.errors import FatalError
 
 FORMATS = ("text", "json", "md", "html")
 
@@ -30,23 +27,9 @@ class Curve:
 
 
 def load_bench(out: Path) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads((out / BENCH).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FatalError(f"{out} has no {BENCH}: run greenloop bench --out {out} first") from None
-    except (OSError, ValueError) as exc:
-        raise FatalError(f"cannot read {out / BENCH}: {exc}") from exc
-    return data
+    from greenloop.batch.report import load_output
 
-
-def main_report_bench(args: argparse.Namespace) -> int:
-    text = render_bench(load_bench(Path(args.bench)), args.format)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return load_output(out, BENCH, "bench")
 
 
 def render_bench(data: Mapping[str, Any], fmt: str) -> str:

@@ -131,9 +131,10 @@ def _regex_end(source: str, i: int) -> int:
     return i  # no closing slash on the line: a division after all
 
 
+# Not .jsx/.tsx: JSX text between tags is prose the tokenizer would take for code.
 LANGS = {
-    ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js", ".ts": "js", ".mts": "js",
-    ".cts": "js", ".tsx": "js", ".go": "go", ".rs": "rust",
+    ".js": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".mts": "js", ".cts": "js",
+    ".go": "go", ".rs": "rust",
 }  # fmt: skip
 
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
-from greenloop.parsers.pytraceback import Traceback, parse_traceback, relative, split_exception
+from greenloop.parsers.pytraceback import (
+    Traceback,
+    doctest_failure,
+    parse_traceback,
+    relative,
+    split_exception,
+)
 
 MAX_BLOCKS = 200
 MAX_FAILURES = 500
@@ -254,18 +260,8 @@ def _block_failure(
     if entry and not (error_type and message):
         etype, emsg = split_exception(entry.text)
         error_type, message = error_type or etype, message or emsg
-    detail = tb.detail
-    if error_type == "DocTestFailure":
-        detail, message = _doctest(lines)
+    error_type, message, detail = doctest_failure(lines, error_type, message, tb.detail)
     return _failure(kind, node_id, tb, error_type, message, detail)
-
-
-def _doctest(lines: list[str]) -> tuple[tuple[str, ...], str]:
-    """The example source, and ``Expected: ... Got: ...`` as the message."""
-    body = [line.rstrip() for line in lines if line.strip()][:-1]
-    start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
-    message = " ".join(line.strip() for line in body[start:])
-    return tuple(body[:start][-4:] + body[start:][:9]), message
 
 
 def _failure(

@@ -11,7 +11,13 @@ import json
 from dataclasses import dataclass, field, replace
 
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult
-from greenloop.parsers.pytraceback import MAX_DETAIL, parse_traceback, relative, split_exception
+from greenloop.parsers.pytraceback import (
+    MAX_DETAIL,
+    doctest_failure,
+    parse_traceback,
+    relative,
+    split_exception,
+)
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
@@ -158,6 +164,12 @@ def _report_failure(nodeid: str, rep: dict[str, Any], root: str) -> Failure:
         tb = parse_traceback(text.splitlines(), root)
         frames, detail = tb.frames, detail or tb.detail
         error_type, message = error_type or tb.error_type, message or tb.message
+    if error_type.startswith(
+        "doctest."
+    ):  # where the example is, its own traceback: in the text only
+        tb = parse_traceback(text.splitlines(), root)
+        frames = tb.frames or ((tb.location,) if tb.location else frames)
+    error_type, message, detail = doctest_failure(text.splitlines(), error_type, message, detail)
     crash = rep.get("crash") if isinstance(rep.get("crash"), dict) else {}
     file = relative(str(crash.get("path") or ""), root) if crash else ""
     raw_line = crash.get("lineno") if crash else None

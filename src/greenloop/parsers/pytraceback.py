@@ -54,6 +54,33 @@ def split_exception(line: str) -> tuple[str, str]:
     return m["type"], (m["msg"] or "").strip()
 
 
+def doctest_failure(
+    lines: Sequence[str], error_type: str, message: str, detail: tuple[str, ...]
+) -> tuple[str, str, tuple[str, ...]]:
+    """pytest's doctest block: ``Expected: … Got: …`` as the message, or the exception it raised."""
+    kind = error_type.rpartition(".")[2]
+    if kind == "DocTestFailure":
+        detail, message = _doctest_expected(lines)
+    elif kind == "UnexpectedException":
+        error_type, message = _doctest_raised(lines) or (error_type, message)
+    return error_type, message, detail
+
+
+def _doctest_raised(lines: Sequence[str]) -> tuple[str, str] | None:
+    """``TypeError: msg``, the line above the block's closing ``README.rst:40: UnexpectedException``."""
+    body = [line for line in lines if line.strip()]
+    error_type, message = split_exception(body[-2]) if len(body) > 1 else ("", "")
+    return (error_type, message) if error_type else None
+
+
+def _doctest_expected(lines: Sequence[str]) -> tuple[tuple[str, ...], str]:
+    """The example source, and ``Expected: ... Got: ...`` as the message."""
+    body = [line.rstrip() for line in lines if line.strip()][:-1]
+    start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
+    message = " ".join(line.strip() for line in body[start:])
+    return tuple(body[:start][-4:] + body[start:][:9]), message
+
+
 class _Reader:
     """One pass over a failure block's lines."""
 

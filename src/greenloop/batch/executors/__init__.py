@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from greenloop.batch.worker import Job, Outcome
@@ -11,3 +11,5 @@ Deliver = Callable[[Outcome, Path | None], None]
 """The driver's hand: store the record (a folder to move, or the outcome's bytes), append the row."""
 Started = Callable[[Job, Path | None], None]
 """A task started; the folder where its pool process writes its phase (None on Ray)."""
+Phases = Callable[[Mapping[str, str]], None]
+"""What the running tasks do now, by id (``clone``, ``baseline``, ``iter 2`` …): Ray's way."""

@@ -2,25 +2,27 @@
 
 A local repository travels as a ``git bundle`` through the object store (no shared disk); the run
 record comes back with the result. A worker that dies mid-task is retried once, then ``error``.
-``--max-parallel-agents`` is one actor holding the slots. ``ray`` is imported here only.
+``--max-parallel-agents`` is one actor holding the slots; each task's phase goes to another, which
+the driver reads for its live display. ``ray`` is imported here only.
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from greenloop.batch import workspace
-from greenloop.batch.executors import Deliver, Started
+from greenloop.batch.executors import Deliver, Phases, Started
 from greenloop.batch.worker import Job, Outcome, error_outcome, run_task
 from greenloop.errors import FatalError
 
 POLL_S = 0.05
+PHASES_EVERY_S = 1.0
 
 
 class AgentSlots:
@@ -56,15 +58,39 @@ class ActorSlots:
             ray.get(self.actor.release.remote())
 
 
-def ray_entry(job: Job, bundle: bytes | None, slots_actor: Any) -> Outcome:
+class PhaseBoard:
+    """The actor where each running task posts its phase; the driver reads it once a second."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, str] = {}
+
+    def post(self, task_id: str, phase: str) -> None:
+        self.phases[task_id] = phase
+
+    def drop(self, task_id: str) -> None:
+        self.phases.pop(task_id, None)
+
+    def read(self) -> dict[str, str]:
+        return dict(self.phases)
+
+
+def ray_entry(job: Job, bundle: bytes | None, slots_actor: Any, board: Any) -> Outcome:
     """Runs on a Ray worker: unpack the bundle, run the task, return the row and the record."""
     slots = ActorSlots(actor=slots_actor) if slots_actor is not None else None
-    if bundle is None:
-        return run_task(job, slots=slots)
-    with tempfile.TemporaryDirectory(prefix="greenloop-bundle-") as tmp:
-        path = Path(tmp) / "repo.bundle"
-        path.write_bytes(bundle)
-        return run_task(job, bundle=path, slots=slots)
+    task_id = job.task.id
+
+    def phase(now: str) -> None:
+        board.post.remote(task_id, now)  # not awaited: the display may lag, the task never waits
+
+    try:
+        if bundle is None:
+            return run_task(job, slots=slots, phase=phase)
+        with tempfile.TemporaryDirectory(prefix="greenloop-bundle-") as tmp:
+            path = Path(tmp) / "repo.bundle"
+            path.write_bytes(bundle)
+            return run_task(job, bundle=path, slots=slots, phase=phase)
+    finally:
+        board.drop.remote(task_id)
 
 
 def run_ray(
@@ -77,6 +103,7 @@ def run_ray(
     state_dir: Path,
     deliver: Deliver,
     started: Started,
+    phases: Phases = lambda phases: None,
 ) -> bool:
     """Run every job on Ray; return True when interrupted by Ctrl-C."""
     ray = _import_ray()
@@ -90,13 +117,15 @@ def run_ray(
             if max_parallel_agents
             else None
         )
+        board = ray.remote(num_cpus=0)(PhaseBoard).remote()
         bundles = _bundles(ray, jobs, state_dir / "bundles")
 
         def submit(job: Job) -> Any:
             started(job, None)
-            return remote.remote(job, bundles.get(job.task.repo), slots)
+            return remote.remote(job, bundles.get(job.task.repo), slots, board)
 
-        return _stream(ray, {submit(job): job for job in jobs}, submit, deliver)
+        pending = {submit(job): job for job in jobs}
+        return _stream(ray, pending, submit, deliver, _reader(ray, board, phases))
     finally:
         if started_here:
             ray.shutdown()
@@ -159,10 +188,30 @@ def _bundles(ray: Any, jobs: Sequence[Job], directory: Path) -> dict[str, Any]:
     return refs
 
 
-def _stream(ray: Any, pending: dict[Any, Job], submit: Any, deliver: Deliver) -> bool:
+def _reader(ray: Any, board: Any, phases: Phases) -> Callable[[], None]:
+    """Read the board into the display, at most once every PHASES_EVERY_S."""
+    last = 0.0
+
+    def read() -> None:
+        nonlocal last
+        if time.monotonic() - last >= PHASES_EVERY_S:
+            last = time.monotonic()
+            phases(ray.get(board.read.remote()))
+
+    return read
+
+
+def _stream(
+    ray: Any,
+    pending: dict[Any, Job],
+    submit: Any,
+    deliver: Deliver,
+    read_phases: Callable[[], None],
+) -> bool:
     try:
         while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+            read_phases()
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=PHASES_EVERY_S)
             for ref in ready:
                 job = pending.pop(ref)
                 outcome, retry = _result(ray, ref, job)

@@ -19,13 +19,14 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+
+from greenloop import __version__
 
 PLUGIN_MODULE = "greenloop_pytest_plugin"
 PLUGIN_ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
@@ -113,12 +114,14 @@ def _plugin_dir(artifact_dir: Path, environ: Mapping[str, str]) -> Path:
     """A directory holding only the plugin: one per plugin version in the user's cache dir, so
     Python and pytest's assertion rewriter keep its compiled form between runs (issue 16: ~5 ms
     of every run); a copy in the run's own directory when there is no writable cache dir."""
-    source = (Path(__file__).parent / "parsers" / f"{PLUGIN_MODULE}.py").read_bytes()
+    path = Path(__file__).parent / "parsers" / f"{PLUGIN_MODULE}.py"
+    source = path.read_bytes()
     cache = environ.get("XDG_CACHE_HOME") or (
         os.path.join(environ["HOME"], ".cache") if environ.get("HOME") else ""
     )
     if cache:
-        version = hashlib.sha256(source).hexdigest()[:16]
+        info = path.stat()  # an edited or reinstalled plugin gets a directory of its own
+        version = f"{__version__}-{info.st_size}-{info.st_mtime_ns}"
         with suppress(OSError):
             return _holding_only(Path(cache) / "greenloop" / f"pytest-{version}" / "plugin", source)
     return _holding_only(artifact_dir / "plugin", source)

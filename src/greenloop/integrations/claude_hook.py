@@ -116,7 +116,7 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
 
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
-    state = load_state(path)
+    state = saved = load_state(path)
     if state.ended and not event.stop_hook_active:
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
@@ -133,7 +133,8 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
 
         digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
         reply, state = decide(outcome, digest, state, max_iters=config.max_iters)
-    save_state(path, state)
+    if state != saved:  # a green turn after a green turn changes nothing on disk
+        save_state(path, state)
     return reply
 
 

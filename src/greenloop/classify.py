@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -211,7 +210,7 @@ def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
     for m in _NO_MODULE.finditer(text):
         name = m.group(1)
         top = name.split(".")[0]
-        if top in own or difflib.get_close_matches(top, own, n=1, cutoff=0.75):
+        if top in own or _close_match(top, own):
             continue  # the project's own module, or a misspelling of it: a code error
         return name
     return ""
@@ -238,3 +237,9 @@ def _is_pytest(parsed: ParseResult) -> bool:
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def _close_match(name: str, names: Collection[str]) -> bool:
+    import difflib  # only for a missing module the repository does not provide
+
+    return bool(difflib.get_close_matches(name, names, n=1, cutoff=0.75))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from greenloop import __version__
 from greenloop.detect import Cascade
-from greenloop.git import status_for_key
+from greenloop.git import dot_git_dir, status_for_key
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def private_index(root: Path) -> Path | None:
     the second the index was) on every call: 50 ms instead of 13 on 5 000 files. The copy keeps the
     real index's mtime, so git's racy-entry checks judge it exactly as they judge the original.
     None (use the real index, read-only) when ``root`` holds no ``.git`` or copying fails."""
-    git_dir = _git_dir(root)
+    git_dir = dot_git_dir(root)
     if git_dir is None:
         return None
     try:
@@ -176,19 +176,6 @@ def private_index(root: Path) -> Path | None:
     except OSError:
         return None
     return copy
-
-
-def _git_dir(root: Path) -> Path | None:
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    try:  # a linked worktree or a submodule: ``gitdir: <path>``
-        text = dot.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith("gitdir: "):
-        return None
-    return root / text.removeprefix("gitdir: ")  # an absolute path stays absolute
 
 
 def _copy_index(real: BinaryIO, copy: Path, mtime_ns: int) -> None:

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from greenloop.errors import FatalError
 
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
     import argparse
 
@@ -178,6 +178,10 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
 
     if not cwd.is_dir():
         raise FatalError(f"the hook's working directory {cwd} does not exist")
+    found = git.discover(cwd.resolve())  # no git process for the common case (issue 16)
+    if found is not None:
+        root, _, common = found
+        return root, common / "greenloop" / "hooks"
     out = git.git(
         cwd,
         "rev-parse",

@@ -106,7 +106,14 @@ def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResu
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
         locks = ("-c", "core.splitIndex=false")  # the copy must not write shared index files
-    args = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    args = (
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--no-ahead-behind",
+        "--untracked-files=all",
+    )
     argv = ("git", *locks, *args, "--ignore-submodules=none", "--no-renames")
     return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
 

@@ -180,7 +180,7 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
     if not cwd.is_dir():
         raise FatalError(f"the hook's working directory {cwd} does not exist")
     found = git.discover(cwd.resolve())  # no git process for the common case (issue 16)
-    if found is not None:
+    if found is not None and os.access(found[2], os.W_OK):  # else: git says (safe.directory)
         root, _, common = found
         return root, common / "greenloop" / "hooks"
     out = git.git(

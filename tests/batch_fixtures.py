@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+from rich.console import Console
+
+from greenloop.batch.progress import Counts, LiveProgress
+from greenloop.batch.run import BatchResult, run_batch
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST_CALC = (
@@ -175,3 +184,61 @@ assert row[col : col + len(answer["old"].encode())] == answer["old"].encode()
 lines[answer["line"] - 1] = (row[:col] + answer["new"].encode() + row[col + len(answer["old"].encode()):]).decode()
 path.write_text("".join(lines))
 """
+
+
+# the live table, watched while a task runs: the same phases from either executor
+WATCH_S = 120
+
+
+def watch_phases(tmp: Path, *, executor: str) -> None:
+    """Run one task whose agent waits for the test; assert the live table named its phases."""
+    repo = make_calc_repo(tmp / "r")
+    go = tmp / "go"
+    agent = f"while [ ! -e {go} ]; do sleep 0.1; done; {FIX}"  # iteration 1 waits for the test
+    tasks = tmp / "tasks.jsonl"
+    line = {"id": "waits", "repo": str(repo), "verifier": VERIFY, "agent": agent}
+    tasks.write_text(json.dumps(line) + "\n")
+    show = LiveProgress(counts=Counts(total=1, done=0), stream=io.StringIO())
+    done: list[BatchResult] = []
+    runner = threading.Thread(
+        target=lambda: done.append(
+            run_batch(tasks, out=tmp / "out", executor=executor, workers=1, progress=show)
+        )
+    )
+    runner.start()
+    try:
+        first = _wait_for_phase(show, runner, lambda phase: phase != "running")
+        _wait_for_phase(show, runner, lambda phase: phase.startswith("iter 1"))
+    finally:
+        go.touch()
+        runner.join(timeout=WATCH_S)
+
+    assert first in ("clone", "setup", "baseline", "iter 1")
+    assert [(r["id"], r["result"]) for r in done[0].ran] == [("waits", "success")]
+    assert table_row(show, "waits") is None  # finished: off the table
+
+
+def _wait_for_phase(
+    show: LiveProgress, runner: threading.Thread, wanted: Callable[[str], bool]
+) -> str:
+    deadline = time.monotonic() + WATCH_S
+    while (row := table_row(show, "waits")) is None or not wanted(row[1]):
+        assert runner.is_alive(), f"the batch ended first: {table_lines(show)}"
+        assert time.monotonic() < deadline, f"the phase never came: {table_lines(show)}"
+        time.sleep(0.2)
+    return row[1]
+
+
+def table_lines(show: LiveProgress) -> list[str]:
+    """The live table as a terminal without colours would show it."""
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    console.print(show.table())
+    return console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+
+
+def table_row(show: LiveProgress, task_id: str) -> tuple[str, ...] | None:
+    for line in table_lines(show):
+        cells = tuple(c.strip() for c in line.split("│"))
+        if cells[0] == task_id:
+            return cells
+    return None

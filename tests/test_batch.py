@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from batch_fixtures import EXPECTED, FIX, VERIFY, fingerprint, git, make_calc_repo, write_tasks
+from batch_fixtures import (
+    EXPECTED,
+    FIX,
+    VERIFY,
+    fingerprint,
+    git,
+    make_calc_repo,
+    watch_phases,
+    write_tasks,
+)
 from greenloop import run_batch
 from greenloop.batch.tasks import parse_tasks
 from greenloop.demo.script import Reply
@@ -238,3 +247,7 @@ def test_batch_reports_the_time_the_built_in_agent_waited_when_the_model_answere
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "agents waited 0.4 s to retry after 429/5xx" in text
+
+
+def test_batch_local_live_table_shows_the_phase_of_each_running_task(tmp_path: Path) -> None:
+    watch_phases(tmp_path, executor="local")

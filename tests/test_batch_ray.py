@@ -4,7 +4,6 @@ takes seconds), and one that ``ray start`` runs, which ``greenloop batch --ray-a
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import secrets
@@ -22,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import ray
-from rich.console import Console
 
 from batch_fixtures import (
     EXPECTED,
@@ -31,9 +29,9 @@ from batch_fixtures import (
     fingerprint,
     make_calc_repo,
     make_project,
+    watch_phases,
     write_tasks,
 )
-from greenloop.batch.progress import Counts, LiveProgress
 from greenloop.batch.run import BatchResult, run_batch
 from greenloop.bench.run import run_bench
 
@@ -251,49 +249,4 @@ def _join(
 def test_batch_ray_live_table_shows_the_phase_of_each_running_task(
     cluster: None, tmp_path: Path
 ) -> None:
-    repo = make_calc_repo(tmp_path / "r")
-    go = tmp_path / "go"
-    agent = f"while [ ! -e {go} ]; do sleep 0.1; done; {FIX}"  # iteration 1 waits for the test
-    tasks = tmp_path / "tasks.jsonl"
-    line = {"id": "waits", "repo": str(repo), "verifier": VERIFY, "agent": agent}
-    tasks.write_text(json.dumps(line) + "\n")
-    show = LiveProgress(counts=Counts(total=1, done=0), stream=io.StringIO())
-    done: list[BatchResult] = []
-    runner = threading.Thread(
-        target=lambda: done.append(
-            run_batch(tasks, out=tmp_path / "out", executor="ray", progress=show)
-        )
-    )
-    runner.start()
-    try:
-        deadline = time.monotonic() + START_S
-        while (row := _table_row(show, "waits")) is None or row[1] == "running":
-            assert runner.is_alive(), "the batch ended before its task ran"
-            assert time.monotonic() < deadline, f"no phase for the task: {_table_lines(show)}"
-            time.sleep(0.2)
-        seen = row
-        while "iter 1" not in (row := _table_row(show, "waits") or ("", "", ""))[1]:
-            assert time.monotonic() < deadline, f"never reached the agent: {_table_lines(show)}"
-            time.sleep(0.2)
-    finally:
-        go.touch()
-        runner.join(timeout=START_S)
-
-    assert seen[1] in ("clone", "setup", "baseline", "iter 1")  # as the pool's table says them
-    assert [(r["id"], r["result"]) for r in done[0].ran] == [("waits", "success")]
-    assert _table_row(show, "waits") is None  # finished: off the table
-
-
-def _table_lines(show: LiveProgress) -> list[str]:
-    """The live table as a terminal without colours would show it."""
-    console = Console(file=io.StringIO(), width=100, color_system=None)
-    console.print(show.table())
-    return console.file.getvalue().splitlines()  # type: ignore[attr-defined]
-
-
-def _table_row(show: LiveProgress, task_id: str) -> tuple[str, ...] | None:
-    for line in _table_lines(show):
-        cells = tuple(c.strip() for c in line.split("│"))
-        if cells[0] == task_id:
-            return cells
-    return None
+    watch_phases(tmp_path, executor="ray")

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from greenloop import checkpoints as cp
-from greenloop import git
+from greenloop import git, runlock
 from greenloop.errors import FatalError
+from greenloop.preflight import RepoState, preflight
+from greenloop.recover import recover
 
 MakeRepo = Callable[..., Path]
 
@@ -35,7 +38,7 @@ def repo(make_repo: MakeRepo) -> Path:
     return make_repo({"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": "x = 1\n"})
 
 
-def commit_edit(state: cp.RepoState, rel: str, text: str, n: int, prev: str) -> cp.CommitInfo:
+def commit_edit(state: RepoState, rel: str, text: str, n: int, prev: str) -> cp.CommitInfo:
     (state.root / rel).write_text(text)
     return cp.commit_iteration(
         state, previous_sha=prev, iteration=n, max_iters=5, subject="", run_id="r1"
@@ -46,7 +49,7 @@ def commit_edit(state: cp.RepoState, rel: str, text: str, n: int, prev: str) -> 
 
 
 def test_preflight_records_branch_and_initial_commit(repo: Path) -> None:
-    state = cp.preflight(repo / ".")
+    state = preflight(repo / ".")
     assert state.branch == "main"
     assert state.initial_sha == head(repo)
     assert state.common_dir == (repo / ".git").resolve()
@@ -57,7 +60,7 @@ def test_preflight_refuses_dirty_tree_and_leaves_the_file_intact(repo: Path) -> 
     (repo / "notes.txt").write_text("untracked\n")
     before = sh(repo, "status", "--porcelain")
     with pytest.raises(FatalError) as info:
-        cp.preflight(repo)
+        preflight(repo)
     text = str(info.value)
     assert "calc.py" in text
     assert "notes.txt" in text
@@ -71,21 +74,21 @@ def test_preflight_lists_at_most_ten_dirty_paths(repo: Path) -> None:
     for i in range(13):
         (repo / f"f{i:02}.txt").write_text("x")
     with pytest.raises(FatalError, match=r"and 3 more"):
-        cp.preflight(repo)
+        preflight(repo)
 
 
 def test_preflight_refuses_detached_head(repo: Path) -> None:
     sh(repo, "checkout", "--quiet", "--detach", "HEAD")
     with pytest.raises(FatalError, match="check out a branch"):
-        cp.preflight(repo)
+        preflight(repo)
 
 
 def test_preflight_refuses_outside_git_and_without_commits(tmp_path: Path) -> None:
     with pytest.raises(FatalError, match="not inside a git work tree"):
-        cp.preflight(tmp_path)
+        preflight(tmp_path)
     sh(tmp_path, "init", "-q")
     with pytest.raises(FatalError, match="no commit yet"):
-        cp.preflight(tmp_path)
+        preflight(tmp_path)
 
 
 def test_preflight_refuses_a_merge_in_progress(repo: Path) -> None:
@@ -97,14 +100,14 @@ def test_preflight_refuses_a_merge_in_progress(repo: Path) -> None:
     sh(repo, "commit", "-qam", "main")
     git.git(repo, "merge", "other", check=False)
     with pytest.raises(FatalError, match="a merge is in progress"):
-        cp.preflight(repo)
+        preflight(repo)
 
 
 # ---------------------------------------------------------------- lock
 
 
 def test_second_lock_is_refused_while_the_first_is_held(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     with cp.acquire_lock(state, "run-a") as lock:
         assert json.loads(lock.path.read_text())["run_id"] == "run-a"
         with (
@@ -116,24 +119,57 @@ def test_second_lock_is_refused_while_the_first_is_held(repo: Path) -> None:
 
 
 def test_lock_is_released_on_keyboard_interrupt(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     with pytest.raises(KeyboardInterrupt), cp.acquire_lock(state, "run-a"):
         raise KeyboardInterrupt
-    assert not cp.lock_path(state.common_dir).exists()
+    assert not runlock.lock_path(state.common_dir).exists()
 
 
 def test_lock_of_a_dead_process_says_to_run_recover(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    path = cp.lock_path(state.common_dir)
+    path = runlock.lock_path(state.common_dir)
     path.parent.mkdir(parents=True)
     data = {"run_id": "old-run", "pid": dead.pid, "branch": "main", "initial_sha": head(repo)}
     path.write_text(json.dumps({**data, "started_at": 0.0}))
     with pytest.raises(FatalError, match=r"previous run \(old-run\).*greenloop recover"):
         cp.acquire_lock(state, "new-run").__enter__()
     with pytest.raises(FatalError, match=r"greenloop recover"):
-        cp.preflight(repo)
+        preflight(repo)
+
+
+def test_runlock_names_the_winner_to_every_rival_when_many_start_at_once(tmp_path: Path) -> None:
+    for trial in range(100):  # a half-written lock read by a rival shows as run "?"
+        common = tmp_path / str(trial)
+        won, refusals = race_for_the_lock(common, rivals=8)
+        (winner,) = won
+        assert all(f"another greenloop run ({winner}, pid {os.getpid()})" in r for r in refusals)
+        assert sorted(p.name for p in (common / "greenloop").iterdir()) == ["lock"]  # no temp
+
+
+def race_for_the_lock(common: Path, rivals: int) -> tuple[list[str], list[str]]:
+    """``rivals`` threads write the lock in the same instant: the run ids that won, the refusals."""
+    gate = threading.Barrier(rivals)
+    won: list[str] = []
+    refusals: list[str] = []
+
+    def start(n: int) -> None:
+        lock = runlock.new_lock(
+            common, f"run-{n}", branch="main", initial_sha="0" * 40, root=common, ignored=()
+        )
+        gate.wait()
+        try:
+            won.append(runlock.write_lock(lock).run_id)
+        except FatalError as exc:
+            refusals.append(str(exc))
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in range(rivals)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return won, refusals
 
 
 def test_new_run_id_is_sortable_and_timestamped() -> None:
@@ -146,7 +182,7 @@ def test_new_run_id_is_sortable_and_timestamped() -> None:
 
 
 def test_commit_iteration_message_has_subject_files_and_trailer(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     info = cp.commit_iteration(
         state,
@@ -170,7 +206,7 @@ def test_commit_iteration_message_has_subject_files_and_trailer(repo: Path) -> N
 
 
 def test_commit_iteration_defaults_subject_to_changed_files_and_caps_length(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     info = commit_edit(state, "calc.py", "a\n", 1, state.initial_sha)
     assert message(repo).splitlines()[0] == "agent[iter 1/5]: edit calc.py"
     (repo / "calc.py").write_text("b\n")
@@ -185,13 +221,13 @@ def test_commit_iteration_skips_the_users_hooks(repo: Path) -> None:
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\nexit 1\n")
     hook.chmod(0o755)
-    state = cp.preflight(repo)
+    state = preflight(repo)
     info = commit_edit(state, "calc.py", "a\n", 1, state.initial_sha)
     assert info.created
 
 
 def test_commit_iteration_without_changes_creates_nothing(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     info = cp.commit_iteration(
         state, previous_sha=state.initial_sha, iteration=1, max_iters=5, subject="x", run_id="r"
     )
@@ -201,7 +237,7 @@ def test_commit_iteration_without_changes_creates_nothing(repo: Path) -> None:
 
 
 def test_commit_iteration_keeps_and_records_the_agents_own_commits(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     (repo / "calc.py").write_text("agent commit\n")
     sh(repo, "commit", "-qam", "aider: fix add")
     agent_sha = head(repo)
@@ -219,7 +255,7 @@ def test_commit_iteration_keeps_and_records_the_agents_own_commits(repo: Path) -
 
 
 def test_commit_iteration_with_only_agent_commits_creates_none_of_its_own(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     (repo / "calc.py").write_text("agent commit\n")
     sh(repo, "commit", "-qam", "agent")
     info = cp.commit_iteration(
@@ -246,7 +282,7 @@ def test_commit_iteration_uses_fallback_identity_when_none_is_configured(
     ident = ("-c", "user.name=Setup", "-c", "user.email=setup@example.com")
     git.git(root, *ident, "commit", "-qm", "init", environ=environ)
     assert git.config_value(root, "user.name", environ=environ) is None
-    state = cp.preflight(root)
+    state = preflight(root)
     (root / "a.txt").write_text("b\n")
     cp.commit_iteration(
         state,
@@ -262,13 +298,13 @@ def test_commit_iteration_uses_fallback_identity_when_none_is_configured(
 
 
 def test_commit_iteration_uses_the_users_identity_when_configured(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     commit_edit(state, "calc.py", "a\n", 1, state.initial_sha)
     assert sh(repo, "log", "-1", "--format=%an <%ae>") == "Dev <dev@example.com>"
 
 
 def test_diff_and_files_since_cover_the_committed_iterations(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(
         state, "calc.py", "def add(a, b):\n    return a + b\n", 1, state.initial_sha
     )
@@ -285,7 +321,7 @@ def test_diff_and_files_since_cover_the_committed_iterations(repo: Path) -> None
 
 
 def test_rollback_keeps_the_attempt_reachable_via_the_ref(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     good = commit_edit(state, "calc.py", "good\n", 1, state.initial_sha)
     bad = commit_edit(state, "calc.py", "bad\n", 2, good.sha)
     (repo / "stray.txt").write_text("uncommitted leftovers\n")
@@ -300,7 +336,7 @@ def test_rollback_keeps_the_attempt_reachable_via_the_ref(repo: Path) -> None:
 
 
 def test_finish_revert_leaves_a_clean_tree_at_the_initial_commit(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     second = commit_edit(state, "other.py", "two\n", 2, first.sha)
     ref = cp.finish_revert(state, "r1")
@@ -313,7 +349,7 @@ def test_finish_revert_leaves_a_clean_tree_at_the_initial_commit(repo: Path) -> 
 
 
 def test_attempt_ref_and_suffixed_refs_coexist(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     commit_edit(state, "calc.py", "two\n", 2, first.sha)
     cp.rollback(state, to_sha=first.sha, keep_ref=cp.attempt_ref("r1", "iter-2"))
@@ -325,7 +361,7 @@ def test_attempt_ref_and_suffixed_refs_coexist(repo: Path) -> None:
 
 
 def test_keep_ref_never_overwrites_other_work(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     cp.keep_ref(repo, "refs/greenloop/x", first.sha)
     sh(repo, "reset", "-q", "--hard", state.initial_sha)
@@ -336,7 +372,7 @@ def test_keep_ref_never_overwrites_other_work(repo: Path) -> None:
 
 
 def test_squash_folds_the_iterations_into_one_commit(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     second = commit_edit(state, "other.py", "two\n", 2, first.sha)
     sha = cp.squash(state, message="greenloop: fixed 4 failures in 2 iterations", run_id="r1")
@@ -351,7 +387,7 @@ def test_squash_folds_the_iterations_into_one_commit(repo: Path) -> None:
 # ---------------------------------------------------------------- recover after kill -9
 
 
-def orphan(lock: cp.RunLock) -> None:
+def orphan(lock: runlock.RunLock) -> None:
     """Make the lock look like one left by a process that has died."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -363,8 +399,9 @@ CHILD = """
 import sys, time
 from pathlib import Path
 from greenloop import checkpoints as cp
+from greenloop.preflight import preflight
 root = Path(sys.argv[1])
-state = cp.preflight(root)
+state = preflight(root)
 with cp.acquire_lock(state, "killed-run"):
     (root / "calc.py").write_text("iteration one\\n")
     cp.commit_iteration(state, previous_sha=state.initial_sha, iteration=1, max_iters=5,
@@ -386,9 +423,9 @@ def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(repo: Pat
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     with pytest.raises(FatalError, match=r"previous run \(killed-run\).*greenloop recover"):
-        cp.preflight(repo)
+        preflight(repo)
 
-    result = cp.recover(repo)
+    result = recover(repo)
 
     assert result.run_id == "killed-run"
     assert result.saved_uncommitted
@@ -405,41 +442,41 @@ def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(repo: Pat
     assert sh(repo, "show", f"{ref}:wip.py") == "half-written by the agent"
     assert sh(repo, "show", f"{ref}:calc.py") == "iteration two, uncommitted"
     assert sh(repo, "show", f"{ref}~1:calc.py") == "iteration one"
-    assert not cp.lock_path(repo / ".git").exists()
-    cp.preflight(repo)  # a new run may start
+    assert not runlock.lock_path(repo / ".git").exists()
+    preflight(repo)  # a new run may start
 
 
 def test_recover_twice_is_harmless_and_second_says_nothing_to_recover(repo: Path) -> None:
-    state = cp.preflight(repo)
-    lock = cp._create_lock(state, "r9")
+    state = preflight(repo)
+    lock = runlock.write_lock(cp.lock_for(state, "r9"))
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     cp.finish_revert(state, "r9")  # killed right after the revert, before unlocking
     attempt = sh(repo, "rev-parse", "refs/greenloop/r9")
     orphan(lock)
-    result = cp.recover(repo)
+    result = recover(repo)
     assert result.attempt_ref == "refs/greenloop/r9"
     assert sh(repo, "rev-parse", "refs/greenloop/r9") == attempt
     with pytest.raises(FatalError, match="nothing to recover"):
-        cp.recover(repo)
+        recover(repo)
 
 
 def test_recover_checks_the_runs_branch_out_again(repo: Path) -> None:
-    state = cp.preflight(repo)
-    lock = cp._create_lock(state, "r8")
+    state = preflight(repo)
+    lock = runlock.write_lock(cp.lock_for(state, "r8"))
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     sh(repo, "checkout", "-q", "-b", "agent-branch")
     (repo / "calc.py").write_text("on the agent's branch\n")
     orphan(lock)
-    result = cp.recover(repo)
+    result = recover(repo)
     assert sh(repo, "symbolic-ref", "--short", "HEAD") == "main"
     assert head(repo) == state.initial_sha
     assert sh(repo, "show", f"{result.attempt_ref}:calc.py") == "on the agent's branch"
 
 
 def test_recover_refuses_a_live_run(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     with cp.acquire_lock(state, "live"), pytest.raises(FatalError, match="still in progress"):
-        cp.recover(repo)
+        recover(repo)
 
 
 def test_critical_section_delivers_ctrl_c_only_after_the_git_change_is_whole() -> None:
@@ -457,7 +494,7 @@ def test_critical_section_delivers_ctrl_c_only_after_the_git_change_is_whole() -
 
 
 def test_commit_iteration_keeps_a_checkpoint_the_agent_reset_away(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     sh(repo, "reset", "-q", "--hard", state.initial_sha)  # the agent throws our commit away
     commit_edit(state, "calc.py", "two\n", 2, first.sha)
@@ -465,7 +502,7 @@ def test_commit_iteration_keeps_a_checkpoint_the_agent_reset_away(repo: Path) ->
 
 
 def test_squash_of_iterations_that_cancel_out_leaves_the_initial_commit(repo: Path) -> None:
-    state = cp.preflight(repo)
+    state = preflight(repo)
     original = (repo / "calc.py").read_text()
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     commit_edit(state, "calc.py", original, 2, first.sha)

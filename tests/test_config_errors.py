@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,3 +65,30 @@ def test_check_survives_a_committed_symlink_loop_at_the_repo_root(
     os.symlink("a", root / "b")
     code = main(["-C", str(root), "check", "--", "true"])
     assert code == 0, capsys.readouterr().err
+
+
+def test_config_is_read_again_from_the_toml_cache_until_the_file_changes(tmp_path: Path) -> None:
+    """Issue 16: the parsed file is reused while unchanged; any rewrite, even same-sized, is seen."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    config = root / "pyproject.toml"
+    config.write_text("[project]\nwhen = 1979-05-27\n[tool.greenloop]\nmax_iters = 3\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    probe = (
+        "import sys; from pathlib import Path; from greenloop.config import load_config; "
+        "c = load_config(Path(sys.argv[1])); print(c.max_iters, 'tomllib' in sys.modules)"
+    )
+
+    def read() -> str:
+        argv = [sys.executable, "-c", probe, str(root)]
+        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=60)
+        return out.stdout.strip()
+
+    assert read() == "3 True"
+    assert read() == "3 True"  # a date: JSON can't hold it, so it is parsed every time
+    config.write_text('[project]\nwhen = "1979-05-27"\n[tool.greenloop]\nmax_iters = 3\n')
+    assert read() == "3 True"
+    assert read() == "3 False"  # unchanged: parsed once, then read from the cache
+    config.write_text(config.read_text().replace("3", "4"))  # same size
+    assert read() == "4 True"
+    assert read() == "4 False"

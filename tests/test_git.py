@@ -69,3 +69,24 @@ def test_is_ancestor_and_update_ref(make_repo: MakeRepo) -> None:
     git.reset_hard(root, base)
     assert (root / "a.txt").read_text() == "a\n"
     assert git.rev_parse(root, "refs/greenloop/t") == tip
+
+
+def test_discover_reads_what_git_rev_parse_says_from_a_subdir_and_a_linked_worktree(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    root = make_repo({"pkg/a.txt": "a\n"})
+    other = tmp_path / "other"
+    git.git(root, "worktree", "add", "-q", "-b", "side", str(other))
+    for cwd in (root, root / "pkg", other, other / "pkg"):
+        said = git.git(
+            cwd,
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        ).stdout.split()
+        found = git.discover(cwd.resolve())
+        assert found is not None
+        assert [str(p.resolve()) for p in found] == said
+    assert git.discover(tmp_path) is None

@@ -82,3 +82,19 @@ def test_unrelated_commands_get_nothing(tmp_path: Path) -> None:
     assert inst.env == ()
     assert inst.artifact_dir is None
     assert instrument.collect(inst) == ()
+
+
+def test_plugin_dir_is_kept_in_the_user_cache_dir_so_its_bytecode_outlives_a_run(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    dirs = []
+    for _ in range(2):
+        inst = instrument.prepare(("pytest",), tmp_path, {"XDG_CACHE_HOME": str(cache)})
+        dirs.append(Path(dict(inst.env)["PYTHONPATH"]))
+        instrument.cleanup(inst)
+        assert inst.artifact_dir is not None
+        assert not inst.artifact_dir.exists()
+    assert dirs[0] == dirs[1]
+    assert dirs[0].is_relative_to(cache)
+    assert os.listdir(dirs[0]) == ["greenloop_pytest_plugin.py"]  # nothing else to import

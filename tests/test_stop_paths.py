@@ -269,15 +269,15 @@ def test_simultaneous_runs_on_one_repository_one_wins_the_others_refuse_with_the
     winners = [o for o in outputs if o[0] == 0]
     losers = [o for o in outputs if o[0] != 0]
     assert len(winners) == 1, outputs
-    for code, out in losers:
-        assert code == 2, out
-        assert "another greenloop run (" in out
-        assert "is in progress" in out
-        assert "Traceback" not in out
     runs_dir = root / ".git" / "greenloop" / "runs"
     records = sorted(runs_dir.iterdir())
     assert len(records) == 1, records  # the losers recorded nothing: no phantom "(no report)"
     only = records[0]
+    for code, out in losers:
+        assert code == 2, out
+        assert f"another greenloop run ({only.name}, pid " in out  # the winner, named
+        assert "is in progress" in out
+        assert "Traceback" not in out
     report = json.loads((only / "report.json").read_text())
     assert report["result"] == "success"
     assert not (root / ".git" / "greenloop" / "lock").exists()

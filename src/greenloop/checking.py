@@ -7,13 +7,13 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from greenloop import verify_cache
 from greenloop.config import Config, load_config
 from greenloop.detect import Cascade, detect_cascade
 from greenloop.errors import FatalError
 
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
     import argparse
 
@@ -38,6 +38,8 @@ def resolve_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> 
 
 def _log_executables(root: Path, cascade: Cascade) -> None:
     """``-v``: which executable each stage will start (the project's venv? a pyenv shim?)."""
+    if "logging" not in sys.modules:  # nobody configured logging: the Stop hook's usual case
+        return
     import logging
 
     from greenloop.process import executable_of, resolve_executable
@@ -172,12 +174,13 @@ def _untracked(root: Path) -> set[str] | None:
 
 def _tell_by_products(root: Path, before: set[str] | None) -> None:
     """A verifier that leaves files behind (``cargo`` writes Cargo.lock) makes the tree dirty."""
-    from greenloop import checkpoints, git
+    from greenloop import git
+    from greenloop.preflight import note_by_products
 
     after = _untracked(root)
     made = tuple(sorted(after - before)) if before is not None and after is not None else ()
     if made:
-        checkpoints.note_by_products(git.common_dir(root), made)
+        note_by_products(git.common_dir(root), made)
         print(
             f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "
             "add them to .gitignore if they are build output; `greenloop run` needs a clean tree",

@@ -1,77 +1,27 @@
-"""Git checkpoints of a run: pre-flight, the run lock, iteration commits, rollback, attempt refs.
+"""Git checkpoints of a run: iteration commits, rollback, attempt refs.
 
 Nothing is ever lost: every move of the branch first commits what the tree holds and keeps the
-old head reachable under ``refs/greenloop/``; ``recover`` finishes what a killed run left behind.
+old head reachable under ``refs/greenloop/``. Before: ``preflight`` and the ``runlock``; after a
+kill: ``recover``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
-import os
 import secrets
-import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
-from greenloop import git, process, signals
+from greenloop import git, runlock, signals
 from greenloop.errors import FatalError
+from greenloop.preflight import RepoState
 
 REF_PREFIX = "refs/greenloop/"
 FALLBACK_IDENTITY = {"user.name": "greenloop", "user.email": "greenloop@localhost"}
 SUBJECT_MAX = 72
-SHOWN_PATHS = 10
-# A torn (half-written) lock this young may belong to a run that is starting right now.
-TORN_LOCK_GRACE_S = 5.0
-LOCK_KEYS = (
-    "run_id",
-    "pid",
-    "branch",
-    "initial_sha",
-    "started_at",
-    "root",
-    "host",
-    "pid_start",
-    "ignored",
-)
 BODY_PATHS = 50
-# Files git leaves in the git dir while an operation waits for the user.
-IN_PROGRESS = {
-    "rebase-merge": "a rebase",
-    "rebase-apply": "a rebase or am",
-    "MERGE_HEAD": "a merge",
-    "CHERRY_PICK_HEAD": "a cherry-pick",
-    "REVERT_HEAD": "a revert",
-    "BISECT_LOG": "a bisect",
-}
-ABORT_HINT = {
-    "a rebase": "git rebase --continue or --abort",
-    "a rebase or am": "git rebase --abort or git am --abort",
-    "a merge": "git merge --continue or --abort",
-    "a cherry-pick": "git cherry-pick --continue or --abort",
-    "a revert": "git revert --continue or --abort",
-    "a bisect": "git bisect reset",
-}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RepoState:
-    """The repository as a run found it."""
-
-    root: Path
-    git_dir: Path
-    common_dir: Path
-    """Shared by all worktrees: the lock and the run records live here."""
-    branch: str
-    initial_sha: str
-    """The commit the branch pointed at when the run started; every revert returns here."""
-    ignored: tuple[str, ...] = ()
-    """Paths git ignored when the run started (directories end in ``/``): never staged, even
-    after an agent rewrites ``.gitignore``, so never committed nor deleted by a revert."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,127 +38,7 @@ class CommitInfo:
     """Whether greenloop made a commit (False when the tree had nothing left to commit)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunLock:
-    """The contents of ``<common dir>/greenloop/lock``: enough for ``recover`` to restore."""
-
-    path: Path
-    run_id: str
-    pid: int
-    branch: str
-    initial_sha: str
-    started_at: float
-    root: str = ""
-    host: str = ""
-    pid_start: str = ""
-    """The process's start time from /proc (guards against a recycled pid), when available."""
-    ignored: tuple[str, ...] = ()
-    """The run's ignored-at-start paths, so ``recover`` never stages them either."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecoverResult:
-    run_id: str
-    branch: str
-    initial_sha: str
-    attempt_ref: str
-    saved_uncommitted: bool
-    """Whether uncommitted work was found and committed into the attempt before restoring."""
-    extra_refs: tuple[str, ...] = ()
-    """Further refs kept (a branch tip the agent left behind, an already-used attempt ref)."""
-    stopped_groups: tuple[int, ...] = ()
-    """Process groups of the dead run (its agent, its verifier) that were still running."""
-    cleared_locks: tuple[str, ...] = ()
-    """git lock files the killed run left behind, held by no live process, removed."""
-
-
-# ---------------------------------------------------------------- pre-flight
-
-
-def preflight(cwd: Path) -> RepoState:
-    """Check the repository can host a run; raise FatalError with the fix, touching nothing."""
-    if not git.is_inside_work_tree(cwd):
-        raise FatalError(f"{cwd} is not inside a git work tree; run greenloop in a git repository")
-    root = git.get_root(cwd) or cwd
-    head = git.rev_parse(root, "HEAD")
-    if head is None:
-        raise FatalError("the repository has no commit yet; commit your files first")
-    git_dir = git.git_dir(root)
-    operation = operation_in_progress(git_dir)
-    if operation:
-        raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
-    branch = git.current_branch(root)
-    if branch is None:
-        raise FatalError("HEAD is detached; check out a branch first (git switch -c <name>)")
-    common = git.common_dir(root)
-    lock = read_lock(common)
-    if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
-        if not lock_is_live(lock):
-            stop_survivors(common)  # its agent must not go on editing while the user recovers
-        raise FatalError(_held_message(lock))
-    _refuse_dirty(root, common)
-    return RepoState(
-        root=root,
-        git_dir=git_dir,
-        common_dir=common,
-        branch=branch,
-        initial_sha=head,
-        ignored=git.ignored_paths(root),
-    )
-
-
-def operation_in_progress(git_dir: Path) -> str | None:
-    for name, what in IN_PROGRESS.items():
-        if (git_dir / name).exists():
-            return what
-    return None
-
-
-def _refuse_dirty(root: Path, common: Path) -> None:
-    paths = sorted(git.status_paths(root).items())
-    if not paths:
-        return
-    made = set(read_by_products(common))
-    shown = "\n".join(
-        f"  {code.strip():<2} {path}{'  (created by a verifier run)' if path in made else ''}"
-        for path, code in paths[:SHOWN_PATHS]
-    )
-    more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
-    hint = ""
-    if made & {p for p, code in paths if code == "??"}:
-        hint = (
-            "\nfiles a verifier run created (e.g. a lock file) belong in a commit, or in "
-            ".gitignore if they are build output"
-        )
-    raise FatalError(
-        f"the work tree has uncommitted changes:\n{shown}{more}\n"
-        f"commit or stash them first; greenloop never touches uncommitted work{hint}"
-    )
-
-
-def by_products_path(common_dir: Path) -> Path:
-    return common_dir / "greenloop" / "by-products"
-
-
-def read_by_products(common_dir: Path) -> tuple[str, ...]:
-    """Untracked files a verifier run (``check`` or a run's baseline) was seen to create."""
-    try:
-        text = by_products_path(common_dir).read_text(encoding="utf-8")
-    except OSError:
-        return ()
-    return tuple(line for line in text.splitlines() if line)
-
-
-def note_by_products(common_dir: Path, paths: tuple[str, ...]) -> None:
-    """Remember ``paths`` so the dirty-tree refusal can say where they came from."""
-    if paths:
-        known = dict.fromkeys((*read_by_products(common_dir), *paths))
-        target = by_products_path(common_dir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("".join(f"{p}\n" for p in known), encoding="utf-8")
-
-
-# ---------------------------------------------------------------- run lock
+# ---------------------------------------------------------------- run id and lock
 
 
 def new_run_id(now: Callable[[], float] = time.time) -> str:
@@ -216,144 +46,23 @@ def new_run_id(now: Callable[[], float] = time.time) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now())) + "-" + secrets.token_hex(2)
 
 
-def lock_path(common_dir: Path) -> Path:
-    return common_dir / "greenloop" / "lock"
-
-
-@contextlib.contextmanager
-def acquire_lock(state: RepoState, run_id: str) -> Iterator[RunLock]:
-    """Hold the repository's run lock; released on return and on any exception, not on kill -9.
-
-    While it is held, the process groups of our children are written beside it (issue 12), so
-    after a kill -9 the next ``run`` or ``recover`` stops the survivors first.
-    """
-    lock = _create_lock(state, run_id)
-    groups_file = groups_path(state.common_dir)
-    watcher = partial(_write_groups, groups_file)
-    process.groups.watchers.append(watcher)
-    try:
-        yield lock
-    finally:
-        process.groups.watchers.remove(watcher)
-        with contextlib.suppress(FileNotFoundError):
-            groups_file.unlink()
-        release_lock(lock)
-
-
-def groups_path(common_dir: Path) -> Path:
-    return common_dir / "greenloop" / "lock.groups"
-
-
-def _write_groups(path: Path, live: dict[int, str]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(OSError):
-        tmp.write_text(json.dumps({str(pid): start for pid, start in live.items()}))
-        os.replace(tmp, path)
-
-
-def stop_survivors(common_dir: Path) -> tuple[int, ...]:
-    """Stop the process groups a dead run left alive (its agent, its verifier); forget them."""
-    path = groups_path(common_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        recorded = {int(pid): str(start) for pid, start in data.items()}
-    except (OSError, ValueError, AttributeError):
-        return ()
-    stopped = process.stop_groups(recorded)
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    return stopped
-
-
-def _create_lock(state: RepoState, run_id: str) -> RunLock:
-    path = lock_path(state.common_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pid = os.getpid()
-    lock = RunLock(
-        path=path,
-        run_id=run_id,
-        pid=pid,
+def lock_for(state: RepoState, run_id: str) -> runlock.RunLock:
+    """The lock of a run starting now on ``state``: what ``recover`` needs to restore it."""
+    return runlock.new_lock(
+        state.common_dir,
+        run_id,
         branch=state.branch,
         initial_sha=state.initial_sha,
-        started_at=time.time(),
-        root=str(state.root),
-        host=socket.gethostname(),
-        pid_start=process.process_start(pid) or "",
+        root=state.root,
         ignored=state.ignored,
     )
-    data = json.dumps(_lock_fields(lock), indent=1).encode()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise FatalError(_held_message(read_lock(state.common_dir))) from None
-    try:
-        os.write(fd, data)
-        os.fsync(fd)  # complete on disk before any work starts
-    finally:
-        os.close(fd)
-    return lock
 
 
-def _lock_fields(lock: RunLock) -> dict[str, object]:
-    return {name: getattr(lock, name) for name in LOCK_KEYS}
-
-
-def read_lock(common_dir: Path) -> RunLock | None:
-    """The lock as written, None when there is none; a torn lock reads as run id ``?``."""
-    path = lock_path(common_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return RunLock(path=path, **{k: data[k] for k in data if k in LOCK_KEYS})
-    except FileNotFoundError:
-        return None
-    except (ValueError, TypeError, KeyError):
-        # killed between creating the file and writing it: no work can have started
-        mtime = path.stat().st_mtime if path.exists() else 0.0
-        return RunLock(path=path, run_id="?", pid=0, branch="", initial_sha="", started_at=mtime)
-
-
-def release_lock(lock: RunLock) -> None:
-    """Remove the lock if it is still ours."""
-    current = read_lock(lock.path.parent.parent)
-    if current is not None and current.run_id == lock.run_id:
-        with contextlib.suppress(FileNotFoundError):
-            lock.path.unlink()
-
-
-def lock_is_live(lock: RunLock) -> bool:
-    """Whether the process that wrote the lock still runs (a lock from another host counts)."""
-    if lock.pid <= 0:  # torn: a run is writing it this instant, or died doing so
-        return time.time() - lock.started_at < TORN_LOCK_GRACE_S
-    if lock.host and lock.host != socket.gethostname():
-        return True  # can't see that host's processes; recover on that host, or by hand
-    if not _pid_alive(lock.pid):
-        return False
-    started = process.process_start(lock.pid)
-    return not (lock.pid_start and started and started != lock.pid_start)
-
-
-def _held_message(lock: RunLock | None) -> str:
-    if lock is not None and lock_is_live(lock):
-        where = f" on {lock.host}" if lock.host and lock.host != socket.gethostname() else ""
-        return f"another greenloop run ({lock.run_id}, pid {lock.pid}{where}) is in progress"
-    run_id = lock.run_id if lock is not None else "?"
-    return (
-        f"a previous run ({run_id}) did not finish (killed?); "
-        "run `greenloop recover` to restore the branch and keep its work"
-    )
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError, IndexError):
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead
-    return True
+def acquire_lock(
+    state: RepoState, run_id: str
+) -> contextlib.AbstractContextManager[runlock.RunLock]:
+    """Hold the repository's run lock for the run (see ``runlock.acquire``)."""
+    return runlock.acquire(lock_for(state, run_id))
 
 
 # ---------------------------------------------------------------- critical sections
@@ -501,7 +210,7 @@ def keep_ref(root: Path, ref: str, sha: str) -> str:
         candidate = f"{ref}-{n}"
 
 
-def _save_attempt(
+def save_attempt(
     state: RepoState, ref: str, message: str, exclude: tuple[str, ...] = ()
 ) -> tuple[bool, tuple[str, ...]]:
     """Commit leftovers, keep HEAD (and the run's branch tip, if the agent left it) under ``ref``.
@@ -517,7 +226,7 @@ def _save_attempt(
     return saved, tuple(kept)
 
 
-def _move_branch(state: RepoState, to_sha: str, exclude: tuple[str, ...] = ()) -> None:
+def move_branch(state: RepoState, to_sha: str, exclude: tuple[str, ...] = ()) -> None:
     """Put the run's branch and the (clean) tree at ``to_sha``, checking the branch out first.
 
     Untracked files in ``exclude`` or ignored at the start stay as they are (reset leaves them).
@@ -547,10 +256,10 @@ def rollback(state: RepoState, *, to_sha: str, keep_ref: str, exclude: tuple[str
     Returns the ref actually used (``keep_ref``, or ``keep_ref-N`` if that already held other work).
     """
     with critical():
-        _, kept = _save_attempt(
+        _, kept = save_attempt(
             state, keep_ref, "greenloop: uncommitted work before rollback", exclude
         )
-        _move_branch(state, to_sha, exclude)
+        move_branch(state, to_sha, exclude)
     return kept[0]
 
 
@@ -561,8 +270,8 @@ def finish_revert(state: RepoState, run_id: str, exclude: tuple[str, ...] = ()) 
     """
     message = f"greenloop: uncommitted work at the end of run {run_id}\n\nGreenloop-Run: {run_id}\n"
     with critical():
-        _, kept = _save_attempt(state, attempt_ref(run_id), message, exclude)
-        _move_branch(state, state.initial_sha, exclude)
+        _, kept = save_attempt(state, attempt_ref(run_id), message, exclude)
+        move_branch(state, state.initial_sha, exclude)
     return kept[0]
 
 
@@ -592,113 +301,3 @@ def _with_iterations(message: str, messages: tuple[str, ...]) -> str:
     ]
     body = "\n\n".join(k.strip() for k in kept if k.strip())
     return f"{head}\n\n{body}\n\nGreenloop-Run:{trailer}"
-
-
-# ---------------------------------------------------------------- recover
-
-
-def recover(cwd: Path) -> RecoverResult:
-    """Finish a killed run: commit its leftovers, keep its attempt, restore the branch, unlock."""
-    root = git.get_root(cwd)
-    if root is None:
-        raise FatalError(f"{cwd} is not inside a git work tree")
-    common = git.common_dir(root)
-    lock = read_lock(common)
-    if lock is None:
-        raise FatalError("nothing to recover: no unfinished greenloop run in this repository")
-    if lock_is_live(lock):
-        raise FatalError(f"run {lock.run_id} is still in progress (pid {lock.pid}); stop it first")
-    stopped = stop_survivors(common)  # before touching the tree: nothing may edit it behind us
-    if not lock.initial_sha:
-        lock.path.unlink()  # torn lock: the run died before doing anything
-        return RecoverResult(
-            run_id="?", branch="", initial_sha="", attempt_ref="", saved_uncommitted=False
-        )
-    if lock.root and Path(lock.root).is_dir():
-        root = Path(lock.root)  # the run's own worktree
-    git_dir = git.git_dir(root)
-    cleared = clear_stale_git_locks(git_dir, common)
-    operation = operation_in_progress(git_dir)
-    if operation:
-        raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
-    state = RepoState(
-        root=root,
-        git_dir=git_dir,
-        common_dir=common,
-        branch=lock.branch,
-        initial_sha=lock.initial_sha,
-        ignored=tuple(lock.ignored),
-    )
-    message = (
-        f"greenloop: recovered uncommitted work of run {lock.run_id}\n\n"
-        f"Greenloop-Run: {lock.run_id}\n"
-    )
-    with critical():
-        saved, kept = _save_attempt(state, attempt_ref(lock.run_id), message)
-        _move_branch(state, lock.initial_sha)
-        lock.path.unlink()
-    return RecoverResult(
-        run_id=lock.run_id,
-        branch=lock.branch,
-        initial_sha=lock.initial_sha,
-        attempt_ref=kept[0],
-        saved_uncommitted=saved,
-        extra_refs=kept[1:],
-        stopped_groups=stopped,
-        cleared_locks=cleared,
-    )
-
-
-def clear_stale_git_locks(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
-    """Remove git's lock files (``index.lock``, ``refs/…/x.lock``) that no live process holds.
-
-    A run killed while git was inside ``reset --hard`` or ``update-ref`` leaves them, and every
-    later git command then refuses to run.
-    """
-    candidates = [git_dir / "index.lock", git_dir / "HEAD.lock", common_dir / "packed-refs.lock"]
-    for base in {git_dir / "refs", common_dir / "refs"}:
-        candidates += sorted(base.rglob("*.lock")) if base.is_dir() else []
-    stale = [p for p in dict.fromkeys(candidates) if p.is_file()]
-    if not stale:
-        return ()
-    held = _open_files()
-    cleared = []
-    for path in stale:
-        if str(path.resolve()) not in held:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            cleared.append(str(path))
-    return tuple(cleared)
-
-
-def _open_files() -> set[str]:
-    """Every file some process on this machine has open (Linux /proc; empty elsewhere)."""
-    files: set[str] = set()
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        with contextlib.suppress(OSError):
-            for fd in fd_dir.iterdir():
-                with contextlib.suppress(OSError):
-                    files.add(os.readlink(fd))
-    return files
-
-
-def main_recover(args: argparse.Namespace) -> int:
-    result = recover(Path(args.repo).resolve())
-    if not result.attempt_ref:
-        print("greenloop: removed the lock of a run killed as it started; nothing else to restore")
-        return 0
-    lines = [f"greenloop: recovered run {result.run_id}"]
-    if result.stopped_groups:
-        pids = ", ".join(map(str, result.stopped_groups))
-        lines.append(f"  stopped its processes still running (process groups {pids})")
-    lines += [f"  removed a stale git lock no process held: {p}" for p in result.cleared_locks]
-    if result.saved_uncommitted:
-        lines.append("  its uncommitted work was committed into the attempt first")
-    lines += [
-        f"  branch {result.branch} restored to {result.initial_sha[:12]}",
-        f"  the attempt is kept: git log {result.attempt_ref}",
-        f"  its changes:         git diff {result.initial_sha[:12]} {result.attempt_ref}",
-        *(f"  also kept:           git log {ref}" for ref in result.extra_refs),
-    ]
-    print("\n".join(lines))
-    return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -74,36 +73,32 @@ SUPPRESSIONS = (
     (re.compile(r"--exit-zero\b"), "`--exit-zero` reports findings with exit 0"),
     (re.compile(r"(?:^|\s)-o\s+allow_no_tests"), "no-tests is allowed"),
 )
+# Compiled where first needed (re keeps them): only a failing run is searched for them.
 ENV_PATTERNS = (
-    (re.compile(r"^.*(?:command not found|: not found)\s*$", re.M), "a command is not installed"),
+    (r"^.*(?:command not found|: not found)\s*$", "a command is not installed"),
     (
-        re.compile(
-            r"^.*(?:is configured to use \S+ because|ERR_PNPM_BAD_PM_VERSION|ERR_PNPM_UNSUPPORTED_ENGINE"
-            r"|Cannot find matching keyid|EBADENGINE|Corepack must currently be enabled).*$",
-            re.M,
-        ),
+        r"^.*(?:is configured to use \S+ because|ERR_PNPM_BAD_PM_VERSION|ERR_PNPM_UNSUPPORTED_ENGINE"
+        r"|Cannot find matching keyid|EBADENGINE|Corepack must currently be enabled).*$",
         "the package manager refused to run (its pinned version or signature)",
     ),
-    (re.compile(r"^.*No space left on device.*$", re.M), "the disk is full"),
-    (re.compile(r"^.*(?:Connection refused|ECONNREFUSED).*$", re.M), "a service is not running"),
+    (r"^.*No space left on device.*$", "the disk is full"),
+    (r"^.*(?:Connection refused|ECONNREFUSED).*$", "a service is not running"),
     (
-        re.compile(
-            r"^.*(?:error while loading shared libraries|cannot open shared object file).*$", re.M
-        ),
+        r"^.*(?:error while loading shared libraries|cannot open shared object file).*$",
         "a system library is missing",
     ),
     (
-        re.compile(r"^.*(?:Cannot allocate memory|MemoryError|out of memory).*$", re.M),
+        r"^.*(?:Cannot allocate memory|MemoryError|out of memory).*$",
         "out of memory",
     ),
     (
-        re.compile(r"^.*(?:Temporary failure in name resolution|Network is unreachable).*$", re.M),
+        r"^.*(?:Temporary failure in name resolution|Network is unreachable).*$",
         "the network is unreachable",
     ),
 )
 # sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins
-_NOT_FOUND = re.compile(r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$", re.M)
-_NO_MODULE = re.compile(r"No module named '?([\w.]+)'?")
+_NOT_FOUND = r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$"
+_NO_MODULE = r"No module named '?([\w.]+)'?"
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
 
@@ -169,7 +164,7 @@ def environment_problem(
         return None
     if run.exit_code in (126, 127) or run.error:
         why = run.error or f"exit {run.exit_code}: the command could not be run"
-        gone = _NOT_FOUND.search(run.merged) if "not found" in run.merged else None
+        gone = re.search(_NOT_FOUND, run.merged, re.M) if "not found" in run.merged else None
         return Classification(
             verdict=Verdict.ENV_FAILURE,
             reasons=(why,),
@@ -193,9 +188,9 @@ def environment_problem(
             missing_module=missing,
         )
     for pattern, why in ENV_PATTERNS:
-        m = pattern.search(text)
+        m = re.search(pattern, text, re.M)
         if m:
-            gone = _NOT_FOUND.match(m.group(0))
+            gone = re.match(_NOT_FOUND, m.group(0), re.M)
             return Classification(
                 verdict=Verdict.ENV_FAILURE,
                 reasons=(why,),
@@ -208,10 +203,10 @@ def environment_problem(
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
     """The first missing module that is not the project's own (nor a typo of one)."""
     own = set(repo_modules)
-    for m in _NO_MODULE.finditer(text):
+    for m in re.finditer(_NO_MODULE, text):
         name = m.group(1)
         top = name.split(".")[0]
-        if top in own or difflib.get_close_matches(top, own, n=1, cutoff=0.75):
+        if top in own or _close_match(top, own):
             continue  # the project's own module, or a misspelling of it: a code error
         return name
     return ""
@@ -238,3 +233,9 @@ def _is_pytest(parsed: ParseResult) -> bool:
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def _close_match(name: str, names: Collection[str]) -> bool:
+    import difflib  # only for a missing module the repository does not provide
+
+    return bool(difflib.get_close_matches(name, names, n=1, cutoff=0.75))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
 
+from greenloop import toml_cache
 from greenloop.errors import FatalError
 from greenloop.redact import add_patterns, pattern_problem
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,8 +130,8 @@ def _tool_table(
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return toml_cache.load(path)  # tomllib only when the file changed (issue 16)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: TOMLDecodeError
         raise FatalError(f"cannot read {path.name}: {exc}") from exc
     except RecursionError:  # 5 000-deep arrays: tomllib recurses per level
         raise FatalError(f"cannot read {path.name}: values nested too deeply") from None

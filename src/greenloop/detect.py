@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,18 +165,24 @@ def _go_test(root: Path) -> Stage | None:
     return None
 
 
+def _which(tool: str) -> str | None:
+    import shutil  # only when a stage is detected, not configured (its import costs ~2 ms)
+
+    return shutil.which(tool)
+
+
 def python_tool(root: Path, tool: str) -> tuple[str, ...]:
     """Prefer the project's own virtualenv, then PATH, then ``python3 -m``."""
     for venv in (".venv", "venv"):
         exe = root / venv / "bin" / tool
         if exe.is_file():
             return (str(exe.relative_to(root)),)
-    if shutil.which(tool):
+    if _which(tool):
         return (tool,)
     return ("python3", "-m", tool)
 
 
-def python_interpreter(root: Path, which: Callable[[str], str | None] = shutil.which) -> tuple[str]:
+def python_interpreter(root: Path, which: Callable[[str], str | None] = _which) -> tuple[str]:
     """The project's interpreter: its virtualenv's, else the one running the ``pytest`` on PATH."""
     for venv in (".venv", "venv"):
         exe = root / venv / "bin" / "python"
@@ -254,9 +259,7 @@ def _eslint_configured(root: Path) -> bool:
 
 
 def _installed(root: Path, tool: str) -> bool:
-    return any((root / v / "bin" / tool).is_file() for v in (".venv", "venv")) or bool(
-        shutil.which(tool)
-    )
+    return any((root / v / "bin" / tool).is_file() for v in (".venv", "venv")) or bool(_which(tool))
 
 
 def _package_json(root: Path) -> dict[str, object]:

@@ -57,6 +57,44 @@ def status_paths(root: Path) -> dict[str, str]:
     return entries
 
 
+def discover(cwd: Path) -> tuple[Path, Path, Path] | None:
+    """(work tree root, its git dir, the common git dir) as git would find them from ``cwd``,
+    read from the files git reads instead of started as a process (the Stop hook: issue 16).
+
+    None where git's own answer is needed: no ``.git`` above ``cwd``, or one this does not read
+    (a bare repository, a ``.git`` file without ``gitdir:``)."""
+    for folder in (cwd, *cwd.parents):
+        git_dir = dot_git_dir(folder)
+        if git_dir is not None:
+            return folder, git_dir, _common_dir(git_dir)
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def dot_git_dir(root: Path) -> Path | None:
+    """The git dir ``root/.git`` names: itself, or the ``gitdir:`` of a worktree's ``.git`` file."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        text = dot.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    git_dir = root / text.removeprefix("gitdir: ")  # an absolute path stays absolute
+    return git_dir if git_dir.is_dir() else None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    try:  # a linked worktree's git dir names the shared one
+        shared = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return Path(os.path.normpath(git_dir / shared))
+
+
 def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResult:
     """``status --porcelain=v2 -z --branch`` of every changed and untracked path (issue 16).
 
@@ -68,7 +106,14 @@ def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResu
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
         locks = ("-c", "core.splitIndex=false")  # the copy must not write shared index files
-    args = ("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    args = (
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--no-ahead-behind",
+        "--untracked-files=all",
+    )
     argv = ("git", *locks, *args, "--ignore-submodules=none", "--no-renames")
     return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
 

@@ -27,6 +27,7 @@ from greenloop.history import (
     recommend,
 )
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
+from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
 from greenloop.wording import plural
@@ -53,7 +54,7 @@ def run_loop(
     phase: Progress = lambda label: None,
 ) -> LoopResult:
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
-    state = checkpoints.preflight(Path(repo).resolve())
+    state = preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
     run_id = checkpoints.new_run_id()
     text = plan(run_id, state, cascade, agent, config)
@@ -94,7 +95,7 @@ def _finish_held(run: RunState, decision: Decision) -> LoopResult:
 
 def _start(
     run_id: str,
-    state: checkpoints.RepoState,
+    state: RepoState,
     agent: Agent,
     cascade: Cascade,
     config: Config,
@@ -125,9 +126,7 @@ def _start(
     return run
 
 
-def plan(
-    run_id: str, state: checkpoints.RepoState, cascade: Cascade, agent: Agent, config: Config
-) -> str:
+def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: Config) -> str:
     """The pre-flight plan (seed 003): what will run, with which limits, on which branch."""
     stages = "\n".join(f"    {s.name:<8} {s.display}" for s in cascade.stages)
     return (
@@ -270,7 +269,7 @@ def note_outside_edits(run: RunState, n: int) -> None:
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
     """Untracked files before the agent runs came from the verifier (the tree started clean)."""
     made = tuple(sorted(p for p, code in git.status_paths(run.state.root).items() if code == "??"))
-    checkpoints.note_by_products(run.state.common_dir, made)
+    note_by_products(run.state.common_dir, made)
     return made
 
 

@@ -194,9 +194,9 @@ def main_runs(args: argparse.Namespace) -> int:
     if not runs:
         print("no greenloop runs recorded in this repository")
         return 0
-    from greenloop import checkpoints
+    from greenloop import runlock
 
-    lock = checkpoints.read_lock(common_dir_of(Path(args.repo).resolve()))
+    lock = runlock.read_lock(common_dir_of(Path(args.repo).resolve()))
     print(f"{'RUN':<22} {'RESULT':<34} {'ITERS':>5}  STARTED")
     for run in runs:
         iters = "-" if run.iterations is None else str(run.iterations)
@@ -211,9 +211,9 @@ def _result_label(run: RunSummary, lock: Any) -> str:
     if finished(run.path) or (report is not None and report.get("reason") != "in progress"):
         return run.result or "(no report)"
     if lock is not None and lock.run_id == run.run_id:
-        from greenloop import checkpoints
+        from greenloop import runlock
 
-        if checkpoints.lock_is_live(lock):
+        if runlock.lock_is_live(lock):
             return "running"
         return "KILLED: run greenloop recover"
     return "killed (recovered)"

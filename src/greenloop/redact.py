@@ -13,7 +13,10 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 REDACTED = "[REDACTED]"
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSWD|CREDENTIAL|AUTH|^AWS_|PRIVATE", re.I)
@@ -25,31 +28,40 @@ _KEY_END = r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
 # One pattern per shape, each starting with a literal so a search skips ahead at C speed (one
 # alternation of them all costs 0.5 s per MB). A shape that must start a word says so right after
 # its literal: a look-behind that also keeps ``eyJeyJeyJ…`` from being scanned from every J.
-_SHAPES: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(f"{head}(?<![A-Za-z0-9_-]{head})" + tail if bounded else head + tail, re.S)
-    for head, tail, bounded in (
-        # a key cut before its END line is hidden up to a quote (a JSON string's end) or the end
-        ("-----BEGIN ", rf"[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:[^\"]*?{_KEY_END}|[^\"]*)", False),
-        ("sk-", r"(?:ant-|proj-)?[A-Za-z0-9_-]{16,}", True),
-        ("[sr]k_", r"(?:live|test)_[A-Za-z0-9]{10,}", True),
-        ("whsec_", r"[A-Za-z0-9]{16,}", True),
-        ("gh[pousr]_", r"[A-Za-z0-9]{20,}", True),
-        ("github_pat_", r"[A-Za-z0-9_]{20,}", True),
-        ("A[KS]IA", r"[A-Z0-9]{16}(?![A-Za-z0-9])", True),
-        ("xox[abposr]-", r"[A-Za-z0-9-]{10,}", True),
-        ("hooks\\.slack\\.com/services/", r"[A-Za-z0-9/]{16,}", False),
-        ("glpat-", r"[A-Za-z0-9_-]{20,}", True),
-        ("AIza", r"[0-9A-Za-z_-]{35}", True),
-        ("ya29\\.", r"[0-9A-Za-z_-]{20,}", True),
-        ("npm_", r"[A-Za-z0-9]{30,}", True),
-        ("pypi-", r"[A-Za-z0-9_-]{40,}", True),
-        ("hf_", r"[A-Za-z0-9]{30,}", True),
-        ("SG\\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", True),
-        ("dop_v1_", r"[a-f0-9]{40,}", True),
-        ("shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{20,}", True),
-        ("eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", True),  # a JWT
-        ("earer ", r"[A-Za-z0-9._~+/-]{12,}=*", False),  # Authorization: Bearer …
-    )
+# Each shape also names the plain strings one of which every match contains: a text holding none
+# of them is not searched, and the pattern is not even compiled (issue 16: compiling all of them
+# cost 3 ms on every Stop hook, whose verifier output rarely holds a token).
+_SHAPE_SPECS = (
+    # a key cut before its END line is hidden up to a quote (a JSON string's end) or the end
+    (
+        ("-----BEGIN ",),
+        "-----BEGIN ",
+        rf"[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:[^\"]*?{_KEY_END}|[^\"]*)",
+        False,
+    ),
+    (("sk-",), "sk-", r"(?:ant-|proj-)?[A-Za-z0-9_-]{16,}", True),
+    (("k_",), "[sr]k_", r"(?:live|test)_[A-Za-z0-9]{10,}", True),
+    (("whsec_",), "whsec_", r"[A-Za-z0-9]{16,}", True),
+    (("gh",), "gh[pousr]_", r"[A-Za-z0-9]{20,}", True),
+    (("github_pat_",), "github_pat_", r"[A-Za-z0-9_]{20,}", True),
+    (("AKIA", "ASIA"), "A[KS]IA", r"[A-Z0-9]{16}(?![A-Za-z0-9])", True),
+    (("xox",), "xox[abposr]-", r"[A-Za-z0-9-]{10,}", True),
+    (("hooks.slack.com/services/",), "hooks\\.slack\\.com/services/", r"[A-Za-z0-9/]{16,}", False),
+    (("glpat-",), "glpat-", r"[A-Za-z0-9_-]{20,}", True),
+    (("AIza",), "AIza", r"[0-9A-Za-z_-]{35}", True),
+    (("ya29.",), "ya29\\.", r"[0-9A-Za-z_-]{20,}", True),
+    (("npm_",), "npm_", r"[A-Za-z0-9]{30,}", True),
+    (("pypi-",), "pypi-", r"[A-Za-z0-9_-]{40,}", True),
+    (("hf_",), "hf_", r"[A-Za-z0-9]{30,}", True),
+    (("SG.",), "SG\\.", r"[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", True),
+    (("dop_v1_",), "dop_v1_", r"[a-f0-9]{40,}", True),
+    (("shp",), "shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{20,}", True),
+    (("eyJ",), "eyJ", r"[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", True),  # a JWT
+    (("earer ",), "earer ", r"[A-Za-z0-9._~+/-]{12,}=*", False),  # Authorization: Bearer …
+)
+_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = tuple(
+    (needles, f"{head}(?<![A-Za-z0-9_-]{head})" + tail if bounded else head + tail)
+    for needles, head, tail, bounded in _SHAPE_SPECS
 )
 # ``password=…``, ``"api_key": "…"``, ``DB_PASSWORD: …``: the value goes, the name stays. Found by
 # the name's words (str.find), then the rest matched from there: linear on any input.
@@ -72,14 +84,11 @@ _PAIR_WORDS = (
     "auth_key",
     "auth-key",
 )
-_PAIR_WORD = re.compile("|".join(_PAIR_WORDS), re.I)
-_PAIR_TAIL = re.compile(
-    r"[\w.-]{0,40}?[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\s\"',;&)}\]]{4,400})"
-)
+# The patterns below are compiled where first needed (re keeps them): most texts need none.
+_PAIR_WORD = "|".join(_PAIR_WORDS)
+_PAIR_TAIL = r"[\w.-]{0,40}?[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\s\"',;&)}\]]{4,400})"
 # ``postgres://app:pw@db``: the password in a URL's userinfo.
-_URL_PASSWORD = re.compile(r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)")
-_KEY_BEGIN_RE = re.compile(_KEY_BEGIN)
-_KEY_END_RE = re.compile(_KEY_END)
+_URL_PASSWORD = r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)"
 _extra: list[re.Pattern[str]] = []
 
 
@@ -119,11 +128,12 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     for value in secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, REDACTED)
-    for pattern in _SHAPES:
-        text = pattern.sub(REDACTED, text)
+    for needles, shape in _SHAPES:
+        if any(needle in text for needle in needles):
+            text = re.compile(shape, re.S).sub(REDACTED, text)  # re caches the compiled form
     text = _hide_pairs(text)
     if "://" in text:
-        text = _URL_PASSWORD.sub(rf"\1{REDACTED}\3", text)
+        text = re.sub(_URL_PASSWORD, rf"\1{REDACTED}\3", text)
     for pattern in _extra:
         text = pattern.sub(REDACTED, text)
     return text
@@ -132,14 +142,15 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
 def _hide_pairs(text: str) -> str:
     if not _has_pair_word(text):
         return text
+    pair_word, pair_tail = re.compile(_PAIR_WORD, re.I), re.compile(_PAIR_TAIL)
     parts, done = [], 0
-    word = _PAIR_WORD.search(text)
+    word = pair_word.search(text)
     while word is not None:
-        tail = _PAIR_TAIL.match(text, word.end())
+        tail = pair_tail.match(text, word.end())
         if tail and _is_secret_value(tail.group(1)):
             parts += [text[done : tail.start(1)], REDACTED]
             done = tail.end(1)
-        word = _PAIR_WORD.search(text, max(done, word.end()))
+        word = pair_word.search(text, max(done, word.end()))
     return "".join([*parts, text[done:]])
 
 
@@ -193,12 +204,12 @@ class RedactingWriter(io.TextIOBase):
         lines = []
         for line in text.splitlines(keepends=True):
             if self._in_key:
-                if _KEY_END_RE.search(line):
+                if re.search(_KEY_END, line):
                     self._in_key = False
                 lines.append(REDACTED + ("\n" if line.endswith("\n") else ""))
                 continue
-            begin = list(_KEY_BEGIN_RE.finditer(line))
-            if begin and not _KEY_END_RE.search(line, begin[-1].end()):
+            begin = list(re.finditer(_KEY_BEGIN, line)) if "-----BEGIN " in line else []
+            if begin and not re.compile(_KEY_END).search(line, begin[-1].end()):
                 self._in_key = True
             lines.append(redact(line))
         return "".join(lines)

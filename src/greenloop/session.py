@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from greenloop import checkpoints, record, trust
+from greenloop import record, trust
 from greenloop.agents.base import Agent
 from greenloop.config import Config
 from greenloop.detect import Cascade
@@ -13,6 +13,7 @@ from greenloop.digest import Digest
 from greenloop.history import Iteration
 from greenloop.parsers.model import Failure
 from greenloop.policy import Observation
+from greenloop.preflight import RepoState
 from greenloop.verify import CheckResult
 
 Progress = Callable[[str], None]
@@ -22,7 +23,7 @@ Progress = Callable[[str], None]
 class RunState:
     """Mutable state of one run: read and written by loop.py and gate.py only."""
 
-    state: checkpoints.RepoState
+    state: RepoState
     run_id: str
     agent: Agent
     cascade: Cascade

@@ -10,7 +10,10 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
+if TYPE_CHECKING:
+    from typing import Any
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

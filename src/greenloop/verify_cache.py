@@ -9,7 +9,6 @@ verdict has flipped (flaky) or whose tests were re-run by the runner itself.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,12 @@ from pathlib import Path
 
 from greenloop import __version__
 from greenloop.detect import Cascade
-from greenloop.git import status_for_key
+from greenloop.git import dot_git_dir, status_for_key
+
+try:  # CPython's own SHA-256: hashlib loads OpenSSL first, ~2 ms of every Stop hook (issue 16)
+    from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # Python 3.12 renamed it _sha2; any other interpreter: hashlib's
+    from hashlib import sha256
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
 if TYPE_CHECKING:
@@ -54,6 +58,7 @@ MAX_INDEX_COPY = 64 * 1024 * 1024
 _BRANCH_OID = "# branch.oid "
 KEEP_S = 24 * 3600.0
 """Entries older than this are deleted when a new one is written."""
+PRUNE_EVERY_S = 3600.0
 # pytest-rerunfailures' summary ("1 passed, 2 rerun"): the runner itself saw a flaky test.
 _RERUN = re.compile(r"\b\d+ rerun\b")
 
@@ -114,7 +119,7 @@ def compute_key(
         (k, v) for k, v in environ.items() if k in ENV_KNOBS or k.startswith("GREENLOOP_")
     )
     material = json.dumps([__version__, tree, stages, timeout, all_stages, knobs])
-    return hashlib.sha256(material.encode()).hexdigest()
+    return str(sha256(material.encode()).hexdigest())
 
 
 def tree_state(root: Path) -> tuple[str, list[tuple[str, str]]] | None:
@@ -161,7 +166,7 @@ def private_index(root: Path) -> Path | None:
     the second the index was) on every call: 50 ms instead of 13 on 5 000 files. The copy keeps the
     real index's mtime, so git's racy-entry checks judge it exactly as they judge the original.
     None (use the real index, read-only) when ``root`` holds no ``.git`` or copying fails."""
-    git_dir = _git_dir(root)
+    git_dir = dot_git_dir(root)
     if git_dir is None:
         return None
     try:
@@ -176,19 +181,6 @@ def private_index(root: Path) -> Path | None:
     except OSError:
         return None
     return copy
-
-
-def _git_dir(root: Path) -> Path | None:
-    dot = root / ".git"
-    if dot.is_dir():
-        return dot
-    try:  # a linked worktree or a submodule: ``gitdir: <path>``
-        text = dot.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text.startswith("gitdir: "):
-        return None
-    return root / text.removeprefix("gitdir: ")  # an absolute path stays absolute
 
 
 def _copy_index(real: BinaryIO, copy: Path, mtime_ns: int) -> None:
@@ -215,8 +207,10 @@ def file_hash(path: Path) -> str:
         if info.st_size > HASH_LIMIT:
             return f"stat:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_mode}"
         with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        return f"{info.st_mode & 0o111:o}:{digest}"
+            digest = sha256()
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        return f"{info.st_mode & 0o111:o}:{digest.hexdigest()}"
     except FileNotFoundError:
         return "deleted"
     except OSError as exc:
@@ -257,6 +251,14 @@ def record(directory: Path, entry: Entry, *, output: str = "") -> Entry:
 
 
 def _prune(directory: Path, now: float) -> None:
+    """Delete entries older than ``KEEP_S``, at most once an hour: a turn's write must not stat
+    the day's hundreds of entries (issue 16)."""
+    marker = directory / ".pruned"
+    with suppress(OSError):
+        if marker.stat().st_mtime > now - PRUNE_EVERY_S:
+            return
+    with suppress(OSError):
+        marker.touch()
     for item in os.scandir(directory):
         try:
             if item.stat().st_mtime < now - KEEP_S:

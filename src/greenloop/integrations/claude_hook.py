@@ -15,10 +15,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from greenloop.errors import FatalError
 
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
     import argparse
 
@@ -116,7 +116,7 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
 
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
-    state = load_state(path)
+    state = saved = load_state(path)
     if state.ended and not event.stop_hook_active:
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
@@ -133,7 +133,8 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
 
         digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
         reply, state = decide(outcome, digest, state, max_iters=config.max_iters)
-    save_state(path, state)
+    if state != saved:  # a green turn after a green turn changes nothing on disk
+        save_state(path, state)
     return reply
 
 
@@ -178,6 +179,10 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
 
     if not cwd.is_dir():
         raise FatalError(f"the hook's working directory {cwd} does not exist")
+    found = git.discover(cwd.resolve())  # no git process for the common case (issue 16)
+    if found is not None:
+        root, _, common = found
+        return root, common / "greenloop" / "hooks"
     out = git.git(
         cwd,
         "rev-parse",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult
 from greenloop.parsers.pytraceback import (
@@ -19,6 +18,10 @@ from greenloop.parsers.pytraceback import (
     relative,
     split_exception,
 )
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
+if TYPE_CHECKING:
+    from typing import Any
 
 PREFIX = "pytest-plugin/"
 MAX_FAILURES = 500

@@ -1,0 +1,134 @@
+"""Pre-flight: may a run start in this repository? ``RepoState``, the repository as a run finds it.
+
+Refuses, touching nothing, a missing commit, a detached HEAD, a rebase or merge in progress, a
+run lock (live, or left by a killed run: then its surviving children are stopped first) and
+uncommitted work, naming the files a verifier run created among it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from greenloop import git, runlock
+from greenloop.errors import FatalError
+
+SHOWN_PATHS = 10
+# Files git leaves in the git dir while an operation waits for the user.
+IN_PROGRESS = {
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or am",
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+    "BISECT_LOG": "a bisect",
+}
+ABORT_HINT = {
+    "a rebase": "git rebase --continue or --abort",
+    "a rebase or am": "git rebase --abort or git am --abort",
+    "a merge": "git merge --continue or --abort",
+    "a cherry-pick": "git cherry-pick --continue or --abort",
+    "a revert": "git revert --continue or --abort",
+    "a bisect": "git bisect reset",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepoState:
+    """The repository as a run found it."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+    """Shared by all worktrees: the lock and the run records live here."""
+    branch: str
+    initial_sha: str
+    """The commit the branch pointed at when the run started; every revert returns here."""
+    ignored: tuple[str, ...] = ()
+    """Paths git ignored when the run started (directories end in ``/``): never staged, even
+    after an agent rewrites ``.gitignore``, so never committed nor deleted by a revert."""
+
+
+def preflight(cwd: Path) -> RepoState:
+    """Check the repository can host a run; raise FatalError with the fix, touching nothing."""
+    if not git.is_inside_work_tree(cwd):
+        raise FatalError(f"{cwd} is not inside a git work tree; run greenloop in a git repository")
+    root = git.get_root(cwd) or cwd
+    head = git.rev_parse(root, "HEAD")
+    if head is None:
+        raise FatalError("the repository has no commit yet; commit your files first")
+    git_dir = git.git_dir(root)
+    operation = operation_in_progress(git_dir)
+    if operation:
+        raise FatalError(f"{operation} is in progress; finish it first ({ABORT_HINT[operation]})")
+    branch = git.current_branch(root)
+    if branch is None:
+        raise FatalError("HEAD is detached; check out a branch first (git switch -c <name>)")
+    common = git.common_dir(root)
+    lock = runlock.read_lock(common)
+    if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
+        if not runlock.lock_is_live(lock):
+            runlock.stop_survivors(
+                common
+            )  # its agent must not go on editing while the user recovers
+        raise FatalError(runlock.held_message(lock))
+    _refuse_dirty(root, common)
+    return RepoState(
+        root=root,
+        git_dir=git_dir,
+        common_dir=common,
+        branch=branch,
+        initial_sha=head,
+        ignored=git.ignored_paths(root),
+    )
+
+
+def operation_in_progress(git_dir: Path) -> str | None:
+    for name, what in IN_PROGRESS.items():
+        if (git_dir / name).exists():
+            return what
+    return None
+
+
+def _refuse_dirty(root: Path, common: Path) -> None:
+    paths = sorted(git.status_paths(root).items())
+    if not paths:
+        return
+    made = set(read_by_products(common))
+    shown = "\n".join(
+        f"  {code.strip():<2} {path}{'  (created by a verifier run)' if path in made else ''}"
+        for path, code in paths[:SHOWN_PATHS]
+    )
+    more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
+    hint = ""
+    if made & {p for p, code in paths if code == "??"}:
+        hint = (
+            "\nfiles a verifier run created (e.g. a lock file) belong in a commit, or in "
+            ".gitignore if they are build output"
+        )
+    raise FatalError(
+        f"the work tree has uncommitted changes:\n{shown}{more}\n"
+        f"commit or stash them first; greenloop never touches uncommitted work{hint}"
+    )
+
+
+def by_products_path(common_dir: Path) -> Path:
+    return common_dir / "greenloop" / "by-products"
+
+
+def read_by_products(common_dir: Path) -> tuple[str, ...]:
+    """Untracked files a verifier run (``check`` or a run's baseline) was seen to create."""
+    try:
+        text = by_products_path(common_dir).read_text(encoding="utf-8")
+    except OSError:
+        return ()
+    return tuple(line for line in text.splitlines() if line)
+
+
+def note_by_products(common_dir: Path, paths: tuple[str, ...]) -> None:
+    """Remember ``paths`` so the dirty-tree refusal can say where they came from."""
+    if paths:
+        known = dict.fromkeys((*read_by_products(common_dir), *paths))
+        target = by_products_path(common_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(f"{p}\n" for p in known), encoding="utf-8")

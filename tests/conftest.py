@@ -20,6 +20,22 @@ def _ctrl_c_works() -> Iterator[None]:
     signal.signal(signal.SIGINT, previous)
 
 
+def _ignore(signum: int, frame: object) -> None:
+    """Caught and dropped: unlike SIG_IGN, a handler does not survive exec."""
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _hangup_reaches_children() -> Iterator[None]:
+    """``nohup`` ignores SIGHUP, and an ignored signal survives exec: greenloop then rightly runs
+    on through a hang-up, and a test that sends one waits for nothing. The suite still shrugs
+    hang-ups off (a handler that drops them), while the processes it starts get the default."""
+    previous = signal.getsignal(signal.SIGHUP)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, _ignore)
+    yield
+    signal.signal(signal.SIGHUP, previous)
+
+
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=root, check=True, capture_output=True, text=True

@@ -23,6 +23,7 @@ from batch_fixtures import (
     write_tasks,
 )
 from greenloop import run_batch
+from greenloop.batch.report import render_batch
 from greenloop.batch.tasks import parse_tasks
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
@@ -247,7 +248,27 @@ def test_batch_reports_the_time_the_built_in_agent_waited_when_the_model_answere
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "agents waited 0.4 s to retry after 429/5xx" in text
+    for fmt in ("md", "html"):
+        page = subprocess.run(
+            [sys.executable, "-m", "greenloop", "report", "--batch", str(out), "--format", fmt],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert "agents waited 0.4 s to retry after 429/5xx" in page, fmt
 
 
 def test_batch_local_live_table_shows_the_phase_of_each_running_task(tmp_path: Path) -> None:
     watch_phases(tmp_path, executor="local")
+
+
+def test_batch_html_report_lists_the_costliest_tasks_only_when_tasks_cost_something() -> None:
+    summary = {
+        "total": 2, "finished": 2, "solved": 1, "solve_rate": 0.5, "by_reason": [],
+        "median": {}, "cost_usd": 0.0125, "slowest": [{"id": "a", "wall_s": 3.0}],
+        "costliest": [{"id": "b", "cost_usd": 0.01}, {"id": "a", "cost_usd": 0.0025}], "tasks": [],
+    }  # fmt: skip
+    page = render_batch(summary, "html")
+    assert "<h2>Costliest</h2><ul><li>b: $0.0100</li><li>a: $0.0025</li></ul>" in page
+    assert "cost $0.0125" in page
+    free = render_batch({**summary, "cost_usd": 0.0, "costliest": []}, "html")
+    assert "Costliest" not in free
+    assert "cost $" not in free

@@ -56,12 +56,19 @@ def _medians(s: Mapping[str, Any]) -> str:
     )
 
 
+def _spent(s: Mapping[str, Any]) -> list[str]:
+    """Cost and the time agents waited on rate limits, when there was any (every format)."""
+    lines = []
+    if s.get("cost_usd"):
+        lines.append(f"cost ${s['cost_usd']:.4f}")
+    if s.get("agent_retry_wait_s"):
+        lines.append(f"agents waited {s['agent_retry_wait_s']:.1f} s to retry after 429/5xx")
+    return lines
+
+
 def render_text(s: Mapping[str, Any]) -> str:
     lines = [f"greenloop batch: {_headline(s)}", f"  {_medians(s)}"]
-    if s.get("cost_usd"):
-        lines.append(f"  cost ${s['cost_usd']:.4f}")
-    if s.get("agent_retry_wait_s"):
-        lines.append(f"  agents waited {s['agent_retry_wait_s']:.1f} s to retry after 429/5xx")
+    lines += [f"  {line}" for line in _spent(s)]
     lines.append("  by result:")
     lines += [f"    {r['count']:>4}  {r['result']}: {r['reason']}" for r in s.get("by_reason", [])]
     lines.append("  tasks:")
@@ -75,6 +82,7 @@ def render_text(s: Mapping[str, Any]) -> str:
 
 def render_markdown(s: Mapping[str, Any]) -> str:
     lines = [f"## greenloop batch: {_headline(s)}", "", _medians(s), ""]
+    lines += [*_spent(s), ""] if _spent(s) else []
     lines += ["| result | reason | tasks |", "|---|---|---:|"]
     lines += [f"| {r['result']} | {r['reason']} | {r['count']} |" for r in s.get("by_reason", [])]
     lines += ["", "| task | result | iterations | wall s | reason |", "|---|---|---:|---:|---|"]
@@ -99,14 +107,19 @@ def render_html(s: Mapping[str, Any], out: Path | None) -> str:
         for r in s.get("by_reason", [])
     )
     slowest = "".join(f"<li>{e(str(t['id']))}: {t['wall_s']:.1f} s</li>" for t in s["slowest"])
+    costly = "".join(
+        f"<li>{e(str(t['id']))}: ${t['cost_usd']:.4f}</li>" for t in s.get("costliest", [])
+    )
     return (
         "<!doctype html><meta charset=utf-8><title>greenloop batch</title>"
         "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px}"
         ".success{color:#070}</style>"
         f"<h1>greenloop batch</h1><p>{e(_headline(s))}</p><p>{e(_medians(s))}</p>"
-        f"<h2>By result</h2><table><tr><th>result<th>reason<th>tasks</tr>{reasons}</table>"
+        + "".join(f"<p>{e(line)}</p>" for line in _spent(s))
+        + f"<h2>By result</h2><table><tr><th>result<th>reason<th>tasks</tr>{reasons}</table>"
         f"<h2>Slowest</h2><ul>{slowest}</ul>"
-        "<h2>Tasks</h2><table><tr><th>task<th>result<th>iterations<th>wall s<th>reason</tr>"
+        + (f"<h2>Costliest</h2><ul>{costly}</ul>" if costly else "")
+        + "<h2>Tasks</h2><table><tr><th>task<th>result<th>iterations<th>wall s<th>reason</tr>"
         f"{rows}</table>\n"
     )
 

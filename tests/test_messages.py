@@ -191,6 +191,7 @@ def test_runs_tells_a_killed_run_that_needs_recover_from_a_clean_ctrl_c(
     assert "KILLED: run greenloop recover" in rows[0]
     assert "interrupted" in rows[1]
     assert "recover" not in rows[1]
+    greenloop("-C", str(calc), "recover")  # stops the killed run's agent: no process left behind
 
 
 def test_check_calls_pytest_exit_5_no_tests_ran_and_a_timeout_by_its_limit(tmp_path: Path) -> None:

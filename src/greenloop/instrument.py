@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop import __version__
+from greenloop.cachedir import user_cache
 
 PLUGIN_MODULE = "greenloop_pytest_plugin"
 PLUGIN_ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
@@ -116,14 +117,12 @@ def _plugin_dir(artifact_dir: Path, environ: Mapping[str, str]) -> Path:
     of every run); a copy in the run's own directory when there is no writable cache dir."""
     path = Path(__file__).parent / "parsers" / f"{PLUGIN_MODULE}.py"
     source = path.read_bytes()
-    cache = environ.get("XDG_CACHE_HOME") or (
-        os.path.join(environ["HOME"], ".cache") if environ.get("HOME") else ""
-    )
-    if cache:
+    cache = user_cache(environ)
+    if cache is not None:
         info = path.stat()  # an edited or reinstalled plugin gets a directory of its own
         version = f"{__version__}-{info.st_size}-{info.st_mtime_ns}"
         with suppress(OSError):
-            return _holding_only(Path(cache) / "greenloop" / f"pytest-{version}" / "plugin", source)
+            return _holding_only(cache / f"pytest-{version}" / "plugin", source)
     return _holding_only(artifact_dir / "plugin", source)
 
 

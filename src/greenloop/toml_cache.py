@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 
+from greenloop.cachedir import user_cache
+
 TYPE_CHECKING = False  # not typing's: the point of this module is not to import it
 if TYPE_CHECKING:
     from typing import Any
@@ -44,10 +46,8 @@ def load(path: Path, environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
 
 
 def _store(environ: Mapping[str, str]) -> Path | None:
-    base = environ.get("XDG_CACHE_HOME") or (
-        os.path.join(environ["HOME"], ".cache") if environ.get("HOME") else ""
-    )
-    return Path(base) / "greenloop" / "toml" if base else None
+    cache = user_cache(environ)
+    return cache / "toml" if cache is not None else None
 
 
 def _read(entry: Path, stamp: list[object]) -> dict[str, Any] | None:

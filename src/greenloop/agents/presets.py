@@ -25,9 +25,12 @@ class Preset:
     """Command from iteration 2 on (continuing the agent's own conversation where it can)."""
     env: tuple[tuple[str, str], ...] = ()
     doc: str = ""
-    continues: bool = True
-    """False: every iteration is a fresh session of the CLI (``later`` is ``first``); the
-    iteration prompt carries the task, the digest and the rules."""
+
+    @property
+    def continues(self) -> bool:
+        """False when ``later`` is ``first``: every iteration is a fresh session of the CLI, and
+        the iteration prompt carries the task, the digest and the rules."""
+        return self.later != self.first
 
 
 PRESETS: dict[str, Preset] = {}
@@ -154,7 +157,6 @@ CLINE = Preset(
         ("CLINE_SESSION_BACKEND_MODE", "local"),
         ("CLINE_NO_AUTO_UPDATE", "1"),
     ),
-    continues=False,
     doc=(
         "Cline CLI non-interactive (`--json`: act mode, tools auto-approved, one JSON event per "
         "line), the prompt as its argument (it reads no prompt from stdin in this mode). Its "

@@ -1944,6 +1944,52 @@ add("go", "log_skip_red", fs, ["go", "test", "./..."], dict(red, counts=None),  
     version=GO_V)
 add("go", "log_skip_red_verbose", fs, ["go", "test", "-v", "./..."], red, version=GO_V)
 add("go", "log_skip_red_json", fs, ["go", "test", "-json", "./..."], red, version=GO_V)
+# two packages, one test name: a's TestX has subtests (TestX/one fails), b's TestX is a plain
+# failing test. A parent is a parent within its own package only: b's TestX, TestY and TestZ are
+# leaves that fail, pass and skip. Both failures say "got 1, want 2" on line 6 (go -json may print
+# b first).
+fs = {
+    "go.mod": GO_MOD,
+    "a/x_test.go": D("""
+        package a
+
+        import "testing"
+
+        func TestX(t *testing.T) {
+        	t.Run("one", func(t *testing.T) { t.Errorf("a: got %d, want %d", 1, 2) })
+        	t.Run("two", func(t *testing.T) {})
+        }
+
+        func TestY(t *testing.T) {
+        	t.Run("sub", func(t *testing.T) {})
+        }
+
+        func TestZ(t *testing.T) {
+        	t.Run("sub", func(t *testing.T) { t.Skip("a: sub skipped") })
+        }
+        """),
+    "b/x_test.go": D("""
+        package b
+
+        import "testing"
+
+        func TestX(t *testing.T) {
+        	t.Errorf("b: got %d, want %d", 1, 2)
+        }
+
+        func TestY(t *testing.T) {}
+
+        func TestZ(t *testing.T) {
+        	t.Skip("b: skipped")
+        }
+        """),
+}
+two = facts(["TestX/one", "TestX"], None, "got 1, want 2", at(fs, "a/x_test.go", "t.Errorf("), 2,
+            counts={"passed": 3, "failed": 2, "skipped": 2})
+add("go", "two_packages", fs, ["go", "test", "./..."], dict(two, counts=None),  # not printed
+    version=GO_V)
+add("go", "two_packages_verbose", fs, ["go", "test", "-v", "./..."], two, version=GO_V)
+add("go", "two_packages_json", fs, ["go", "test", "-json", "./..."], two, version=GO_V)
 fs = {
     "go.mod": GO_MOD,
     "idx.go": D("""

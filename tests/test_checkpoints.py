@@ -17,6 +17,8 @@ from greenloop import git, runlock
 from greenloop.errors import FatalError
 from greenloop.preflight import RepoState, preflight
 from greenloop.recover import recover
+from greenloop.rollback import finish_revert, rollback
+from greenloop.squash import squash
 
 MakeRepo = Callable[..., Path]
 
@@ -325,7 +327,7 @@ def test_rollback_keeps_the_attempt_reachable_via_the_ref(repo: Path) -> None:
     good = commit_edit(state, "calc.py", "good\n", 1, state.initial_sha)
     bad = commit_edit(state, "calc.py", "bad\n", 2, good.sha)
     (repo / "stray.txt").write_text("uncommitted leftovers\n")
-    ref = cp.rollback(state, to_sha=good.sha, keep_ref=cp.attempt_ref("r1", "iter-2"))
+    ref = rollback(state, to_sha=good.sha, keep_ref=cp.attempt_ref("r1", "iter-2"))
     assert ref == "refs/greenloop/r1-iter-2"
     assert head(repo) == good.sha
     assert (repo / "calc.py").read_text() == "good\n"
@@ -339,7 +341,7 @@ def test_finish_revert_leaves_a_clean_tree_at_the_initial_commit(repo: Path) -> 
     state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     second = commit_edit(state, "other.py", "two\n", 2, first.sha)
-    ref = cp.finish_revert(state, "r1")
+    ref = finish_revert(state, "r1")
     assert ref == "refs/greenloop/r1"
     assert head(repo) == state.initial_sha
     assert sh(repo, "symbolic-ref", "--short", "HEAD") == "main"
@@ -352,9 +354,9 @@ def test_attempt_ref_and_suffixed_refs_coexist(repo: Path) -> None:
     state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     commit_edit(state, "calc.py", "two\n", 2, first.sha)
-    cp.rollback(state, to_sha=first.sha, keep_ref=cp.attempt_ref("r1", "iter-2"))
+    rollback(state, to_sha=first.sha, keep_ref=cp.attempt_ref("r1", "iter-2"))
     commit_edit(state, "calc.py", "three\n", 3, first.sha)
-    ref = cp.finish_revert(state, "r1")
+    ref = finish_revert(state, "r1")
     refs = sh(repo, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()
     assert refs == ["refs/greenloop/r1", "refs/greenloop/r1-iter-2"]
     assert sh(repo, "show", f"{ref}:calc.py") == "three"
@@ -375,7 +377,7 @@ def test_squash_folds_the_iterations_into_one_commit(repo: Path) -> None:
     state = preflight(repo)
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     second = commit_edit(state, "other.py", "two\n", 2, first.sha)
-    sha = cp.squash(state, message="greenloop: fixed 4 failures in 2 iterations", run_id="r1")
+    sha = squash(state, message="greenloop: fixed 4 failures in 2 iterations", run_id="r1")
     assert sh(repo, "rev-parse", "HEAD~1") == state.initial_sha
     assert sha == head(repo)
     assert sh(repo, "rev-parse", "HEAD^{tree}") == sh(repo, "rev-parse", f"{second.sha}^{{tree}}")
@@ -450,7 +452,7 @@ def test_recover_twice_is_harmless_and_second_says_nothing_to_recover(repo: Path
     state = preflight(repo)
     lock = runlock.write_lock(cp.lock_for(state, "r9"))
     commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
-    cp.finish_revert(state, "r9")  # killed right after the revert, before unlocking
+    finish_revert(state, "r9")  # killed right after the revert, before unlocking
     attempt = sh(repo, "rev-parse", "refs/greenloop/r9")
     orphan(lock)
     result = recover(repo)
@@ -506,5 +508,5 @@ def test_squash_of_iterations_that_cancel_out_leaves_the_initial_commit(repo: Pa
     original = (repo / "calc.py").read_text()
     first = commit_edit(state, "calc.py", "one\n", 1, state.initial_sha)
     commit_edit(state, "calc.py", original, 2, first.sha)
-    assert cp.squash(state, message="m", run_id="r1") == state.initial_sha
+    assert squash(state, message="m", run_id="r1") == state.initial_sha
     assert sh(repo, "status", "--porcelain") == ""

@@ -63,6 +63,9 @@ NOT_PRINTED: dict[str, set[str]] = {
     "cargo/test_sigsegv": {"failing_ids", "frame"},  # the binary died before naming the test
     "cargo/test_abort": {"failing_ids", "frame"},
     "go/vet": {"failing_ids", "error_type"},  # the analyzer name (printf) is not in text output
+    "go/two_packages": {"frame"},  # go prints x_test.go:6 without its package folder (a/)
+    "go/two_packages_verbose": {"frame"},  # go prints x_test.go:6 without its package folder (a/)
+    "go/two_packages_json": {"frame"},  # go prints x_test.go:6 without its package folder (a/)
     "phpunit/failure_and_error": {"error_type"},  # PHPUnit 9 prints no class for failures
 }
 PARSE_FNS = (
@@ -329,3 +332,17 @@ def test_go_test_json_events_give_the_same_failures_as_text(tmp_path: Path) -> N
         "want 2",
     )
     assert (parsed.counts.passed, parsed.counts.failed, parsed.counts.summary_seen) == (1, 1, True)
+
+
+@pytest.mark.parametrize("case", ["two_packages", "two_packages_verbose", "two_packages_json"])
+def test_go_parent_test_is_a_parent_only_in_its_own_package_when_two_packages_share_a_name(
+    case: str,
+) -> None:
+    _, inp = _load(OUTPUTS / "go" / f"{case}.json")
+    result = go.parse(inp)
+    assert {f.id: f.message for f in result.failures} == {
+        "example.com/glcap/a.TestX/one": "a: got 1, want 2",
+        "example.com/glcap/b.TestX": "b: got 1, want 2",
+    }
+    if case != "two_packages":  # a quiet go test prints no passed or skipped test
+        assert (result.counts.passed, result.counts.failed, result.counts.skipped) == (3, 2, 2)

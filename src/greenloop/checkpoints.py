@@ -1,8 +1,8 @@
-"""Git checkpoints of a run: iteration commits, rollback, attempt refs.
+"""Git checkpoints of a run: its id and lock, iteration commits, attempt refs.
 
-Nothing is ever lost: every move of the branch first commits what the tree holds and keeps the
-old head reachable under ``refs/greenloop/``. Before: ``preflight`` and the ``runlock``; after a
-kill: ``recover``.
+Nothing is ever lost: commits go on top (never amended) and ``keep_ref`` never drops what a ref
+holds. Moving the branch over them: ``rollback`` and ``squash``. Before: ``preflight`` and the
+``runlock``; after a kill: ``recover``.
 """
 
 from __future__ import annotations
@@ -118,8 +118,8 @@ def commit_iteration(
         if staged:
             line = f"agent[iter {iteration}/{max_iters}]: {_subject(subject, staged)}"
             body = _body(staged, agent_commits)
-            _commit(state.root, f"{line}\n\n{body}\n\nGreenloop-Run: {run_id}\n", environ)
-    head = _head(state.root)
+            commit_as_user(state.root, f"{line}\n\n{body}\n\nGreenloop-Run: {run_id}\n", environ)
+    head = head_sha(state.root)
     return CommitInfo(
         sha=head,
         files_changed=git.diff_names(state.root, previous_sha, head),
@@ -145,7 +145,7 @@ def _body(staged: tuple[str, ...], agent_commits: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _commit(root: Path, message: str, environ: Mapping[str, str] | None = None) -> None:
+def commit_as_user(root: Path, message: str, environ: Mapping[str, str] | None = None) -> None:
     """Commit with the user's identity, filling in greenloop's only for keys not configured."""
     identity = {
         key: value
@@ -155,7 +155,8 @@ def _commit(root: Path, message: str, environ: Mapping[str, str] | None = None) 
     git.commit(root, message, identity=identity, environ=environ)
 
 
-def _head(root: Path) -> str:
+def head_sha(root: Path) -> str:
+    """The commit HEAD names; a ``FatalError`` when it names none."""
     sha = git.rev_parse(root, "HEAD")
     if sha is None:
         raise FatalError("HEAD no longer names a commit; inspect the repository with git log")
@@ -185,7 +186,7 @@ def save_leftovers(
         git.unstage(root, exclude)
     if not git.staged_paths(root):
         return False
-    _commit(root, message, environ)
+    commit_as_user(root, message, environ)
     return True
 
 
@@ -208,96 +209,3 @@ def keep_ref(root: Path, ref: str, sha: str) -> str:
             return candidate
         n += 1
         candidate = f"{ref}-{n}"
-
-
-def save_attempt(
-    state: RepoState, ref: str, message: str, exclude: tuple[str, ...] = ()
-) -> tuple[bool, tuple[str, ...]]:
-    """Commit leftovers, keep HEAD (and the run's branch tip, if the agent left it) under ``ref``.
-
-    Returns whether there were leftovers, and the refs now keeping the work (``ref`` first).
-    """
-    saved = save_leftovers(state.root, message, exclude=(*exclude, *state.ignored))
-    head = _head(state.root)
-    kept = [keep_ref(state.root, ref, head)]
-    tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
-    if tip is not None and not git.is_ancestor(state.root, tip, head):
-        kept.append(keep_ref(state.root, f"{ref}-branch", tip))  # the agent switched branches
-    return saved, tuple(kept)
-
-
-def move_branch(state: RepoState, to_sha: str, exclude: tuple[str, ...] = ()) -> None:
-    """Put the run's branch and the (clean) tree at ``to_sha``, checking the branch out first.
-
-    Untracked files in ``exclude`` or ignored at the start stay as they are (reset leaves them).
-    """
-    keep = (*exclude, *state.ignored)
-    if any(
-        not (code == "??" and covered(path, keep))
-        for path, code in git.status_paths(state.root).items()
-    ):
-        raise FatalError("refusing to reset: the work tree is not clean (nothing was changed)")
-    if git.current_branch(state.root) != state.branch:
-        if git.rev_parse(state.root, f"refs/heads/{state.branch}") is None:
-            git.create_branch_at(state.root, state.branch, to_sha)
-            return
-        git.checkout(state.root, state.branch)
-    git.reset_hard(state.root, to_sha)
-
-
-def covered(path: str, paths: tuple[str, ...]) -> bool:
-    """``path`` is one of ``paths`` or inside one of its directories (``dir/``)."""
-    return any(path == p or (p.endswith("/") and path.startswith(p)) for p in paths)
-
-
-def rollback(state: RepoState, *, to_sha: str, keep_ref: str, exclude: tuple[str, ...] = ()) -> str:
-    """Return branch and tree to ``to_sha``; the rolled-back head stays under ``keep_ref``.
-
-    Returns the ref actually used (``keep_ref``, or ``keep_ref-N`` if that already held other work).
-    """
-    with critical():
-        _, kept = save_attempt(
-            state, keep_ref, "greenloop: uncommitted work before rollback", exclude
-        )
-        move_branch(state, to_sha, exclude)
-    return kept[0]
-
-
-def finish_revert(state: RepoState, run_id: str, exclude: tuple[str, ...] = ()) -> str:
-    """Keep the whole attempt under ``refs/greenloop/<run_id>``; the branch back at the start.
-
-    ``exclude``: untracked files the agent did not make (the verifier's by-products): left alone.
-    """
-    message = f"greenloop: uncommitted work at the end of run {run_id}\n\nGreenloop-Run: {run_id}\n"
-    with critical():
-        _, kept = save_attempt(state, attempt_ref(run_id), message, exclude)
-        move_branch(state, state.initial_sha, exclude)
-    return kept[0]
-
-
-def squash(state: RepoState, *, message: str, run_id: str) -> str:
-    """Fold initial_sha..HEAD into one commit; the pre-squash head kept under ``<ref>-pre-squash``."""
-    if "Greenloop-Run:" not in message:
-        message = f"{message.rstrip()}\n\nGreenloop-Run: {run_id}\n"
-    with critical():
-        save_leftovers(state.root, f"greenloop: uncommitted work of run {run_id}")
-        head = _head(state.root)
-        if head == state.initial_sha:
-            return head
-        keep_ref(state.root, attempt_ref(run_id, "pre-squash"), head)
-        message = _with_iterations(message, git.log_messages(state.root, state.initial_sha, head))
-        git.reset_soft(state.root, state.initial_sha)
-        if git.staged_paths(state.root):  # else the iterations cancelled out: nothing to fold
-            _commit(state.root, message)
-    return _head(state.root)
-
-
-def _with_iterations(message: str, messages: tuple[str, ...]) -> str:
-    """The squashed commit keeps each folded commit's subject and body, trailers aside."""
-    head, _, trailer = message.rpartition("\n\nGreenloop-Run:")
-    kept = [
-        "\n".join(line for line in m.strip().splitlines() if not line.startswith("Greenloop-Run:"))
-        for m in messages
-    ]
-    body = "\n\n".join(k.strip() for k in kept if k.strip())
-    return f"{head}\n\n{body}\n\nGreenloop-Run:{trailer}"

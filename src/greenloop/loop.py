@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, record, signals, trust
+from greenloop import checkpoints, git, record, rollback, signals, squash, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -369,7 +369,7 @@ def _review(run: RunState, check: CheckResult) -> tuple[trust.Finding, ...]:
 
 
 def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
-    ref = checkpoints.rollback(
+    ref = rollback.rollback(
         run.state,
         to_sha=run.checkpoint,
         keep_ref=checkpoints.attempt_ref(run.run_id, f"iter-{n}"),
@@ -391,9 +391,9 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
     result = decision.result
     attempt = ""
     if result is Result.SUCCESS and run.config.squash and len(run.history) > 1:
-        checkpoints.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
+        squash.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
-        attempt = checkpoints.finish_revert(run.state, run.run_id, _by_products(run))
+        attempt = rollback.finish_revert(run.state, run.run_id, _by_products(run))
     loop_result = _loop_result(run, decision, attempt)
     from greenloop import report
 
@@ -582,7 +582,7 @@ def _moved(run: RunState) -> bool:
         return True
     keep = (*_by_products(run), *run.state.ignored)
     status = git.status_paths(run.state.root).items()
-    return any(not (code == "??" and checkpoints.covered(p, keep)) for p, code in status)
+    return any(not (code == "??" and rollback.covered(p, keep)) for p, code in status)
 
 
 def _by_products(run: RunState) -> tuple[str, ...]:

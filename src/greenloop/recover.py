@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop import git
-from greenloop.checkpoints import attempt_ref, critical, move_branch, save_attempt
+from greenloop.checkpoints import attempt_ref, critical
 from greenloop.errors import FatalError
 from greenloop.preflight import ABORT_HINT, RepoState, operation_in_progress
+from greenloop.rollback import move_branch, save_attempt
 from greenloop.runlock import lock_is_live, read_lock, stop_survivors
 
 

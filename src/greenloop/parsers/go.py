@@ -22,6 +22,9 @@ _LOC = re.compile(r"^\t(?P<file>\S+\.(?:go|s)):(?P<line>\d+)")
 _SLASH = re.compile("/")
 _SIGNAL = re.compile(r"^(?:signal: (?P<sig>\w[\w ]*)|\*\*\* Test killed(?P<why>.*))$")
 
+_Key = tuple[int, str]
+"""(the package's output block, the test's name): a test name is unique within its package only."""
+
 
 @dataclass
 class _Test:
@@ -37,13 +40,15 @@ class _Test:
 class _State:
     root: str
     diag_kind: Kind
-    tests: dict[str, _Test] = field(default_factory=dict)
+    tests: dict[_Key, _Test] = field(default_factory=dict)
     logs: dict[str, _Test] = field(default_factory=dict)
     """What running tests printed (``-v``/``-json``), kept until ``--- FAIL`` makes it a failure."""
     diagnostics: list[Failure] = field(default_factory=list)
     killed: list[str] = field(default_factory=list)
-    passed: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    passed: list[_Key] = field(default_factory=list)
+    skipped: list[_Key] = field(default_factory=list)
+    block: int = 0
+    """The package whose output is being read: text output names it only after its tests."""
     packages: int = 0
     ok_packages: int = 0
     """``ok <pkg>`` lines of packages that ran tests (``[no tests to run]`` excluded)."""
@@ -58,14 +63,14 @@ def parse(inp: ParserInput) -> ParseResult:
         _scan(state, lines, package)
     _scan(state, text_lines, "")
     parents = _parents([*state.tests, *state.passed, *state.skipped])
-    failed = [t for t in state.tests.values() if t.name not in parents or t.lines or t.panic]
+    failed = [t for key, t in state.tests.items() if key not in parents or t.lines or t.panic]
     failures = [_failure(t, state.root) for t in failed] + state.diagnostics
     counts = Counts()
     if state.packages:
         counts = Counts(
-            passed=sum(name not in parents for name in state.passed),
+            passed=sum(key not in parents for key in state.passed),
             failed=len(failed),
-            skipped=sum(name not in parents for name in state.skipped),
+            skipped=sum(key not in parents for key in state.skipped),
             # a quiet `go test` (no -v) prints `ok <pkg>` only: tests ran, their number is unknown
             summary_seen=not state.killed and not _quiet(state),
         )
@@ -83,14 +88,19 @@ def _quiet(state: _State) -> bool:
     return state.ok_packages > 0 and not state.tests and not state.passed and not state.skipped
 
 
-def _parents(names: list[str]) -> set[str]:
+def _parents(keys: list[_Key]) -> set[_Key]:
     """Tests that ran subtests: go reports them too, but (as ``go test -json``'s leaves) the
     subtests are the tests; a parent fails only because a subtest did, unless it says why itself.
+    A parent is one in its own package only (another package's ``TestX`` is a test of its own).
 
     Every prefix at a ``/`` (a subtest's own name may hold one: ``TestRoute/path=/a``), of the
     first 16 levels only, so that a 100 000-level name stays linear.
     """
-    return {name[: m.start()] for name in names for m in islice(_SLASH.finditer(name), 16)}
+    return {
+        (block, name[: m.start()])
+        for block, name in keys
+        for m in islice(_SLASH.finditer(name), 16)
+    }
 
 
 def _split_json(lines: list[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -120,6 +130,7 @@ def _event(line: str) -> dict[str, object] | None:
 def _scan(state: _State, lines: list[str], package: str) -> None:
     pending: list[_Test] = []
     diag_pkg = ""
+    state.block += 1
     panic_test: _Test | None = None
     for line in lines:
         if panic_test is not None and _panic_line(panic_test, line, state.root):
@@ -146,6 +157,7 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             for test in pending:
                 test.package = test.package or p["pkg"]
             pending = []
+            state.block += 1
         elif ".go:" in line and (d := _DIAG.match(line)) is not None:
             state.diagnostics.append(_diagnostic(state, d, diag_pkg))
         elif line[:1] in "s*" and (s := _SIGNAL.match(line)) is not None:
@@ -158,9 +170,9 @@ def _result(state: _State, what: str, name: str, package: str, pending: list[_Te
     state.current = ""
     logged = state.logs.pop(name, None)  # a t.Log / t.Skip line is a failure only under --- FAIL
     if what == "PASS":
-        state.passed.append(name)
+        state.passed.append((state.block, name))
     elif what == "SKIP":
-        state.skipped.append(name)
+        state.skipped.append((state.block, name))
     else:
         _fail(state, name, package, pending, logged)
         state.current = name
@@ -169,7 +181,7 @@ def _result(state: _State, what: str, name: str, package: str, pending: list[_Te
 def _fail(
     state: _State, name: str, package: str, pending: list[_Test], logged: _Test | None
 ) -> _Test:
-    test = state.tests.setdefault(name, _Test(name=name, package=package))
+    test = state.tests.setdefault((state.block, name), _Test(name=name, package=package))
     if logged is not None:
         test.lines[:0] = logged.lines
         test.detail[:0] = logged.detail
@@ -187,8 +199,8 @@ def _end_package(state: _State, failed: bool, package: str, pending: list[_Test]
 
 def _open_test(state: _State) -> _Test | None:
     """The test that the current output belongs to: a reported failure, else the running test."""
-    if state.current in state.tests:
-        return state.tests[state.current]
+    if (state.block, state.current) in state.tests:
+        return state.tests[state.block, state.current]
     name = state.running
     if not name or state.current:
         return None

@@ -1,4 +1,4 @@
-"""A git dir this user cannot write (a read-only mount, another user's repository).
+"""A git dir this user cannot write (a read-only mount), or another user's repository.
 
 ``check``, ``check --cache`` and the Stop hook verify as usual and keep their cache and state in
 the user's cache directory; ``run``, which must commit, refuses in one line and touches nothing.
@@ -133,3 +133,18 @@ def test_verify_cache_record_keeps_the_verdict_when_its_folder_cannot_be_written
         stored = verify_cache.record(parent / "cache", entry)
     assert stored.verdict == "failed"
     assert list(parent.iterdir()) == []
+
+
+def test_run_names_git_s_reason_and_fix_when_git_refuses_another_user_s_repository(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # Another user's repository: git refuses it (safe.directory). Giving it away takes root, which
+    # CI and this sandbox are; elsewhere os.chown raises and the test errors, it never skips.
+    root = project(make_repo)
+    for path in (root, *root.rglob("*")):
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    out = greenloop(root, "run", "--agent", "true", "--yes", env=user_env(tmp_path))
+    assert out.returncode == 2
+    assert f"git refuses {root}: detected dubious ownership" in out.stderr
+    assert f"`git config --global --add safe.directory {root}`" in out.stderr
+    assert "not inside a git work tree" not in out.stderr

@@ -137,11 +137,6 @@ def diff_head(root: Path, *, context: int = 0) -> str:
     return result.stdout if result.exit_code == 0 else ""
 
 
-def is_inside_work_tree(cwd: Path) -> bool:
-    result = git(cwd, "rev-parse", "--is-inside-work-tree", check=False)
-    return result.exit_code == 0 and result.stdout.strip() == "true"
-
-
 def git_dir(root: Path) -> Path:
     """This work tree's git directory (``.git``, or ``.git/worktrees/<name>`` in a worktree)."""
     return (root / git(root, "rev-parse", "--git-dir").stdout.strip()).resolve()

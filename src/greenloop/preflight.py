@@ -52,8 +52,9 @@ class RepoState:
 
 def preflight(cwd: Path) -> RepoState:
     """Check the repository can host a run; raise FatalError with the fix, touching nothing."""
-    if not git.is_inside_work_tree(cwd):
-        raise FatalError(f"{cwd} is not inside a git work tree; run greenloop in a git repository")
+    probe = git.git(cwd, "rev-parse", "--is-inside-work-tree", check=False)
+    if probe.exit_code != 0 or probe.stdout.strip() != "true":
+        raise FatalError(_not_a_work_tree(cwd, probe.stderr))
     root = git.get_root(cwd) or cwd
     head = git.rev_parse(root, "HEAD")
     if head is None:
@@ -83,6 +84,16 @@ def preflight(cwd: Path) -> RepoState:
         initial_sha=head,
         ignored=git.ignored_paths(root),
     )
+
+
+def _not_a_work_tree(cwd: Path, stderr: str) -> str:
+    """git's own reason when it refuses a repository it found (another user's: safe.directory)."""
+    fatal = [line for line in stderr.splitlines() if line.startswith("fatal:")]
+    if fatal and "not a git repository" not in fatal[0]:
+        fix = [line.strip() for line in stderr.splitlines() if "safe.directory" in line]
+        hint = f"; if you trust it: `{fix[-1]}`" if fix else ""
+        return f"git refuses {cwd}: {fatal[0].removeprefix('fatal: ')}{hint}"
+    return f"{cwd} is not inside a git work tree; run greenloop in a git repository"
 
 
 def _refuse_unwritable(git_dir: Path, common: Path) -> None:

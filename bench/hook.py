@@ -6,6 +6,8 @@ Run: .venv/bin/python bench/hook.py [--runs N] [--slow-s S]
    through ``sh -c`` as Claude Code runs a hook command; before each pair a new untracked file content
    so the hook's verification cache always misses (what a turn that edited something pays). CPU is
    user + sys of the whole process tree (every child waited for), wall is end to end; medians.
+   Interleaved with them, the floor (``bench/_floor_hook.py``): the least a Python hook that keys a
+   cache by ``git status`` and runs the verifier with greenloop's pytest plugin can cost.
 2. Repeated stop on the unchanged green tree (the cache hit): wall and CPU, on the one-test repo and
    on a suite that takes ``--slow-s`` seconds (30 by default).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,10 +26,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import GREENLOOP, HEADER, PYTHON, cached_env, load, machine, row, today, verdict
+from _harness import GREENLOOP, HEADER, PYTHON, REPO, cached_env, load, machine, row, today, verdict
 
 TEST = "def test_ok():\n    assert 1 + 1 == 2\n"
 SLOW = "import time\n\n\ndef test_slow():\n    time.sleep({s})\n"
+BARE = f"{PYTHON} -m pytest -q -p no:cacheprovider"
 RATIO_GOAL = 1.15
 HIT_GOAL_MS = 150.0
 
@@ -61,17 +65,32 @@ def hook_argv(root: Path) -> list[str]:
     return ["sh", "-c", f"echo '{event}' | {GREENLOOP} hook claude-stop"]
 
 
-def overhead(root: Path, runs: int, env: dict[str, str]) -> dict[str, list[float]]:
-    bare = ["sh", "-c", f"{PYTHON} -m pytest -q -p no:cacheprovider"]
-    got: dict[str, list[float]] = {"bare_wall": [], "bare_cpu": [], "hook_wall": [], "hook_cpu": []}
-    for i in range(runs + 2):  # two warm-up pairs
+def floor_argv(root: Path, work: Path) -> list[str]:
+    """The floor hook, with greenloop's pytest plugin alone in a folder, as the real hook has it."""
+    plugin = work / "plugin"
+    plugin.mkdir(exist_ok=True)
+    shutil.copy(REPO / "src/greenloop/parsers/greenloop_pytest_plugin.py", plugin)
+    (work / "reports").mkdir(exist_ok=True)
+    event = json.dumps({"session_id": "bench", "stop_hook_active": False, "cwd": str(root)})
+    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} -- {BARE}"
+    return ["sh", "-c", f"echo '{event}' | {PYTHON} {script}"]
+
+
+def overhead(root: Path, work: Path, runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+    commands = {
+        "bare": ["sh", "-c", BARE],
+        "floor": floor_argv(root, work),
+        "hook": hook_argv(root),
+    }
+    got: dict[str, list[float]] = {f"{n}_{m}": [] for n in commands for m in ("wall", "cpu")}
+    for i in range(runs + 2):  # two warm-up rounds
         (root / "note.txt").write_text(f"turn {i}\n")  # a new tree: the cache must miss
-        bare_wall, bare_cpu, _ = timed(bare, root, env)
-        hook_wall, hook_cpu, out = timed(hook_argv(root), root, env)
-        assert out == "", f"the hook did not run the verifier green: {out!r}"
-        if i >= 2:
-            for name, value in zip(got, (bare_wall, bare_cpu, hook_wall, hook_cpu), strict=True):
-                got[name].append(value)
+        for name, argv in commands.items():
+            wall, cpu, out = timed(argv, root, env)
+            assert name != "hook" or out == "", f"the hook did not run the verifier green: {out!r}"
+            if i >= 2:
+                got[f"{name}_wall"].append(wall)
+                got[f"{name}_cpu"].append(cpu)
     return got
 
 
@@ -98,9 +117,9 @@ def main() -> None:
     args = parser.parse_args()
     env = cached_env()
     print(f"before: {load()}")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
         fast = make_repo(Path(tmp), TEST)
-        got = overhead(fast, args.runs, env)
+        got = overhead(fast, Path(work), args.runs, env)
         ratios = [h / b for h, b in zip(got["hook_cpu"], got["bare_cpu"], strict=True)]
         _, hit_walls, hit_cpus = repeated(fast, args.runs, env)
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,6 +130,11 @@ def main() -> None:
     wall_ratio = statistics.median(got["hook_wall"]) / statistics.median(got["bare_wall"])
     print(f"bare verifier: wall {ms(got['bare_wall'])}, CPU {ms(got['bare_cpu'])}")
     print(f"hook, cache missing: wall {ms(got['hook_wall'])}, CPU {ms(got['hook_cpu'])}")
+    floor_ratio = statistics.median(got["floor_cpu"]) / statistics.median(got["bare_cpu"])
+    print(
+        f"floor hook (bench/_floor_hook.py): wall {ms(got['floor_wall'])}, CPU {ms(got['floor_cpu'])}"
+        f" = {floor_ratio:.3f}x the bare verifier's CPU"
+    )
     print(
         f"CPU ratio of medians {cpu_ratio:.3f}x, median of per-pair ratios "
         f"{statistics.median(ratios):.3f}x; wall ratio {wall_ratio:.3f}x"
@@ -130,7 +154,8 @@ def main() -> None:
             "hook",
             f"Stop hook CPU (whole tree) on a green one-test pytest repo, cache missing: "
             f"**{cpu_ratio:.2f}x** the bare verifier ({ms(got['hook_cpu'])} vs {ms(got['bare_cpu'])}; "
-            f"wall {ms(got['hook_wall'])} vs {ms(got['bare_wall'])})",
+            f"wall {ms(got['hook_wall'])} vs {ms(got['bare_wall'])}); the floor of any Python hook "
+            f"(`bench/_floor_hook.py`): {floor_ratio:.2f}x ({ms(got['floor_cpu'])})",
             f"<= {RATIO_GOAL}x",
             verdict(cpu_ratio <= RATIO_GOAL),
             today(),

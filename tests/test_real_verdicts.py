@@ -227,3 +227,11 @@ def test_vitest_caret_line_is_kept_with_the_source_line_it_points_at() -> None:
         for i in carets:
             assert i > 0
             assert failure.detail[i - 1].lstrip()[:1].isdigit(), failure.detail
+
+
+def test_vitest_counts_are_vitests_when_a_stray_node_test_import_prints_its_tap_summary() -> None:
+    data = _load("vitest/defu-2")  # test/utils.test.ts imports describe from node:test
+    assert "# tests 0" in data["stdout"] + data["stderr"]
+    parsed, verdict = _judge(data)
+    assert verdict == "failed"
+    assert (parsed.counts.passed, parsed.counts.failing) == (22, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -121,15 +122,18 @@ def passed_summary(result: CheckResult) -> str:
 
 
 def cache_store(root: Path, config: Config, wanted: bool) -> Path | None:
-    """The cache directory under the git common dir; None when off or outside a git repo."""
+    """The cache directory in the repository's greenloop folder; None when off or outside a git
+    repo."""
     from greenloop import git
+    from greenloop.cachedir import repo_dir
 
     if not (wanted and config.cache):
         return None
     try:
-        return verify_cache.cache_dir(git.common_dir(root))
+        own = repo_dir(git.common_dir(root))
     except FatalError:
         return None
+    return own / "cache" if own is not None else None
 
 
 def main_check(args: argparse.Namespace) -> int:
@@ -180,7 +184,10 @@ def _tell_by_products(root: Path, before: set[str] | None) -> None:
     after = _untracked(root)
     made = tuple(sorted(after - before)) if before is not None and after is not None else ()
     if made:
-        note_by_products(git.common_dir(root), made)
+        with contextlib.suppress(
+            OSError
+        ):  # a git dir this user cannot write: only the note is lost
+            note_by_products(git.common_dir(root), made)
         print(
             f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "
             "add them to .gitignore if they are build output; `greenloop run` needs a clean tree",

@@ -1,12 +1,13 @@
 """Pre-flight: may a run start in this repository? ``RepoState``, the repository as a run finds it.
 
-Refuses, touching nothing, a missing commit, a detached HEAD, a rebase or merge in progress, a
-run lock (live, or left by a killed run: then its surviving children are stopped first) and
-uncommitted work, naming the files a verifier run created among it.
+Refuses, touching nothing, a missing commit, a detached HEAD, a rebase or merge in progress, a git
+dir this user cannot write, a run lock (live, or left by a killed run: then its surviving children
+are stopped first) and uncommitted work, naming the files a verifier run created among it.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,7 @@ def preflight(cwd: Path) -> RepoState:
     if branch is None:
         raise FatalError("HEAD is detached; check out a branch first (git switch -c <name>)")
     common = git.common_dir(root)
+    _refuse_unwritable(git_dir, common)
     lock = runlock.read_lock(common)
     if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
         if not runlock.lock_is_live(lock):
@@ -81,6 +83,17 @@ def preflight(cwd: Path) -> RepoState:
         initial_sha=head,
         ignored=git.ignored_paths(root),
     )
+
+
+def _refuse_unwritable(git_dir: Path, common: Path) -> None:
+    """A run commits every iteration and keeps its lock and records in the git dir."""
+    for folder in dict.fromkeys((git_dir, common, common / "greenloop")):
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise FatalError(
+                f"this user cannot write {folder}, and greenloop run commits every iteration and "
+                "keeps its lock and records in the git dir; run it in a clone you own, or fix the "
+                "permissions (`greenloop check` and the Stop hook work without writing there)"
+            )
 
 
 def operation_in_progress(git_dir: Path) -> str | None:

@@ -2,9 +2,11 @@
 
 The key is a sha256 over greenloop's version, HEAD's commit, the content of every changed tracked and
 every untracked, non-ignored file (one ``git status --porcelain=v2 -z --branch``, run on a private
-copy of the index), the resolved stages and the environment knobs that change a run. Entries live under ``<git common dir>/greenloop/cache/``, one
-file per key. Only a green run is reused, only within its time-to-live, and never for a key whose
-verdict has flipped (flaky) or whose tests were re-run by the runner itself.
+copy of the index), the resolved stages and the environment knobs that change a run. Entries live
+under ``<git common dir>/greenloop/cache/`` (in the user's cache when this user cannot write the
+git dir: ``cachedir.repo_dir``), one file per key. Only a green run is reused, only within its
+time-to-live, and never for a key whose verdict has flipped (flaky) or whose tests were re-run by
+the runner itself.
 """
 
 from __future__ import annotations
@@ -96,10 +98,6 @@ class Reuse:
 
 def _age(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def cache_dir(common_dir: Path) -> Path:
-    return common_dir / "greenloop" / "cache"
 
 
 def compute_key(
@@ -242,10 +240,15 @@ def record(directory: Path, entry: Entry, *, output: str = "") -> Entry:
     rerun = bool(_RERUN.search(output[-4096:]))
     flaky = entry.flaky or rerun or flipped or (previous is not None and previous.flaky)
     stored = Entry(**(asdict(entry) | {"flaky": flaky}))
-    directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{entry.key}.{os.getpid()}"
-    tmp.write_text(json.dumps(asdict(stored)), encoding="utf-8")
-    os.replace(tmp, directory / f"{entry.key}.json")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(asdict(stored)), encoding="utf-8")
+        os.replace(tmp, directory / f"{entry.key}.json")
+    except OSError:  # a full disk, a folder gone read-only: the run's verdict stands, uncached
+        with suppress(OSError):
+            tmp.unlink()
+        return stored
     _prune(directory, stored.at)
     return stored
 

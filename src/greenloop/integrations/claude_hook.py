@@ -174,16 +174,36 @@ def _allow(message: str) -> HookReply:
 
 
 def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
-    """The repository root and the hook's state directory (in the git dir, else a cache dir)."""
-    from greenloop import git
+    """The repository root and the hook's state directory: in the git dir, or in the user's cache
+    when this user cannot write the git dir or there is no repository."""
+    from greenloop.cachedir import repo_dir, user_cache
 
     if not cwd.is_dir():
         raise FatalError(f"the hook's working directory {cwd} does not exist")
-    found = git.discover(cwd.resolve())  # no git process for the common case (issue 16)
-    if found is not None and os.access(found[2], os.W_OK):  # else: git says (safe.directory)
-        root, _, common = found
-        return root, common / "greenloop" / "hooks"
-    out = git.git(
+    root, common = _repository(cwd.resolve())
+    own = repo_dir(common, environ) if common is not None else None
+    if own is not None:
+        return root, own / "hooks"
+    cache = user_cache(environ)
+    if cache is None:
+        raise FatalError(
+            f"nowhere to keep the hook's state: {common or root} cannot be written and neither "
+            "XDG_CACHE_HOME nor HOME is set"
+        )
+    import hashlib
+
+    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return root, cache / "hooks" / key
+
+
+def _repository(cwd: Path) -> tuple[Path, Path | None]:
+    """(root, git common dir); the common dir is None outside a repository."""
+    from greenloop import git
+
+    found = git.discover(cwd)  # no git process for the common case (issue 16)
+    if found is not None and os.access(found[2], os.R_OK):
+        return found[0], found[2]
+    out = git.git(  # git decides (safe.directory, GIT_DIR, a layout discover() does not read)
         cwd,
         "rev-parse",
         "--path-format=absolute",
@@ -193,13 +213,8 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
     )
     lines = out.stdout.splitlines()
     if out.exit_code == 0 and len(lines) == 2:
-        return Path(lines[0]), Path(lines[1]) / "greenloop" / "hooks"
-    root = cwd.resolve()
-    cache = Path(environ.get("XDG_CACHE_HOME") or Path(environ.get("HOME", "~")) / ".cache")
-    import hashlib
-
-    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return root, cache.expanduser() / "greenloop" / "hooks" / key
+        return Path(lines[0]), Path(lines[1])
+    return cwd, None
 
 
 def _diff(root: Path) -> str | None:

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from greenloop.agents.command import CommandAgent
 from greenloop.agents.scripted import scripted
+from greenloop.batch.limiter import FileSlots, LimitedAgent
 from greenloop.config import Config, StageSpec
 from greenloop.errors import FatalError
 from greenloop.loop import LoopResult, run_loop
@@ -186,6 +188,24 @@ def test_regression_with_continue_tells_the_agent_its_edit_was_reverted(calc_rep
     prompt = (Path(result.record_dir) / "iter-2" / "prompt.md").read_text()
     assert "Your last edit was reverted" in prompt
     assert "a - b - 1" not in (calc_repo / "calc.py").read_text()
+
+
+def test_loop_prompt_repeats_the_task_on_iteration_2_when_a_wrapped_agent_starts_afresh(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    """A batch wraps the agent (LimitedAgent): the wrapper says what the agent itself says."""
+    fix_add = tmp_path / "fix_add.py"
+    fix_add.write_text(
+        "from pathlib import Path\n\np = Path('calc.py')\n"
+        "p.write_text(p.read_text().replace('return a - b', 'return a + b', 1))\n"
+    )
+    inner = CommandAgent(command=f"{PY} {fix_add}", continues=False)  # like the cline preset
+    agent = LimitedAgent(inner=inner, slots=FileSlots(directory=str(tmp_path / "slots"), count=1))
+    task = "Make every test in test_calc.py pass."
+    result = run_loop(calc_repo, agent, config=config(task=task, max_iters=2, subset="off"))
+    second = (Path(result.record_dir) / "iter-2" / "prompt.md").read_text()
+    assert task in second
+    assert "test_calc.py::test_sub" in second  # and the digest of what still fails
 
 
 def test_failure_count_not_falling_stops_as_non_convergence(calc_repo: Path) -> None:

@@ -210,7 +210,7 @@ def build_prompt(run: RunState, iteration: int) -> str:
 
         result = raw_feedback(run.last_check)
     # an agent whose every call is a fresh session (the cline preset) needs the task again
-    if iteration == 1 or not getattr(run.agent, "continues", True):
+    if iteration == 1 or not run.agent.continues:
         return (
             f"{run.task}\n\nThe verifier is `{verifier}`. Its result now:\n\n{result}\n\n{rules}\n"
         )

@@ -64,6 +64,13 @@ class Agent(Protocol):
         """A short name for reports (``claude``, ``openai:gpt-4o``, ``scripted``)."""
         ...
 
+    @property
+    def continues(self) -> bool:
+        """True when the agent keeps its conversation between iterations, so from iteration 2 the
+        prompt is the digest alone; False when every call is a fresh session (the cline preset),
+        so every prompt carries the task again."""
+        ...
+
     def describe(self) -> str:
         """What will run, for the pre-flight plan (e.g. the exact command line)."""
         ...

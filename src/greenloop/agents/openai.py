@@ -160,6 +160,10 @@ class OpenAIAgent:
     def name(self) -> str:
         return f"openai:{self.settings.model}"
 
+    @property
+    def continues(self) -> bool:
+        return True  # self.messages holds the conversation across iterations
+
     def describe(self) -> str:
         where = self.settings.base_url or "api.openai.com"
         mode = "tool calls" if self._tools else "SEARCH/REPLACE text edits"

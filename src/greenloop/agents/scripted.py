@@ -32,6 +32,10 @@ class ScriptedAgent:
     def name(self) -> str:
         return "scripted"
 
+    @property
+    def continues(self) -> bool:
+        return True  # its steps never read the prompt: the loop's default framing is kept
+
     def describe(self) -> str:
         return f"scripted agent ({len(self.steps)} canned iterations)"
 

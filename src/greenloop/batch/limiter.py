@@ -73,6 +73,10 @@ class LimitedAgent:
     def name(self) -> str:
         return self.inner.name
 
+    @property
+    def continues(self) -> bool:
+        return self.inner.continues
+
     def describe(self) -> str:
         return self.inner.describe()
 

@@ -94,6 +94,10 @@ class _Narrated:
     def name(self) -> str:
         return self.inner.name
 
+    @property
+    def continues(self) -> bool:
+        return self.inner.continues
+
     def describe(self) -> str:
         return self.inner.describe()
 

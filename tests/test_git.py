@@ -28,7 +28,6 @@ def test_rev_parse_and_branch_of_a_fresh_repo(make_repo: MakeRepo) -> None:
     assert git.current_branch(root) == "main"
     assert git.common_dir(root) == (root / ".git").resolve()
     assert git.git_dir(root / ".") == (root / ".git").resolve()
-    assert git.is_inside_work_tree(root)
 
 
 def test_status_paths_lists_changed_and_untracked_files(make_repo: MakeRepo) -> None:

@@ -71,6 +71,36 @@ def test_project_files_pick_the_test_runner(
     assert stages(tmp_path) == [("test", expected)]
 
 
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        (
+            {"requirements.txt": "requests\n", "tests/test_api.py": "def test_a(): pass\n"},
+            "requirements.txt",
+        ),
+        ({"calc.py": "X = 1\n", "test_calc.py": "def test_x(): pass\n"}, "test_calc.py"),
+        (
+            {"src/calc.py": "X = 1\n", "tests/calc_test.py": "def test_x(): pass\n"},
+            "tests/calc_test.py",
+        ),
+    ],
+)
+def test_detect_picks_pytest_for_python_tests_without_a_packaging_file(
+    tmp_path: Path, files: dict[str, str], why: str
+) -> None:
+    write(tmp_path, files)
+    cascade = detect_cascade(tmp_path, Config())
+    assert cascade is not None
+    [stage] = cascade.stages
+    assert stage.argv[-2:] == ("-m", "pytest")
+    assert stage.why == f"Python project ({why})"
+
+
+def test_detect_finds_nothing_in_python_files_without_tests(tmp_path: Path) -> None:
+    write(tmp_path, {"calc.py": "X = 1\n", "docs/test_notes.py": "x = 1\n"})
+    assert detect_cascade(tmp_path, Config()) is None
+
+
 def test_lint_and_type_stages_come_first_and_respect_mypy_files(tmp_path: Path) -> None:
     # the project's own virtualenv has the tools (detection prefers it over PATH)
     write(tmp_path, {".venv/bin/ruff": "", ".venv/bin/mypy": "", ".venv/bin/python": ""})

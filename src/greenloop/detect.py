@@ -145,9 +145,27 @@ def _ruby_test(root: Path) -> Stage | None:
     return None
 
 
+PY_MARKERS = (
+    "pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "setup.py",
+    "conftest.py",
+    "requirements.txt",
+    "Pipfile",
+)
+# pytest's default discovery, at the root or in the usual test folders: a project of scripts and
+# tests with no packaging file at all is still a pytest project
+PY_TEST_FILES = ("test_*.py", "*_test.py", "tests/test_*.py", "tests/*_test.py", "test/test_*.py")
+
+
 def _pytest(root: Path) -> Stage | None:
-    markers = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py", "conftest.py")
-    marker = next((m for m in markers if (root / m).is_file()), None)
+    marker = next((m for m in PY_MARKERS if (root / m).is_file()), None)
+    if marker is None:
+        marker = next(
+            (f.relative_to(root).as_posix() for p in PY_TEST_FILES for f in root.glob(p)), None
+        )
     if marker is None:
         return None
     # `python -m pytest` puts the repo root on sys.path: a flat-layout package that is not installed

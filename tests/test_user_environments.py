@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from test_claude_hook import CALC_BUG, PYTEST
 
 SECRET_TESTS = (
@@ -49,3 +51,13 @@ def test_run_from_a_subdirectory_reads_the_configuration_of_the_repository_it_ru
     assert "iter 1/1 " in out.stderr
     records = "".join(p.read_text() for p in (root / ".git" / "greenloop").rglob("*.md"))
     assert "SEKRET12345" not in out.stdout + out.stderr + records
+
+
+def test_agent_command_whose_variable_is_set_from_a_command_substitution_is_accepted() -> None:
+    from greenloop.agents.command import make_command_agent
+    from greenloop.errors import FatalError
+
+    spec = "REV=$(git rev-parse HEAD 2>/dev/null) sed -i s/a/b/ calc.py"
+    assert make_command_agent(spec).command == spec  # `rev-parse` is not the program sh runs
+    with pytest.raises(FatalError, match="`nosuchagent-xyz` is not a command"):
+        make_command_agent("MODEL=small nosuchagent-xyz --fix")

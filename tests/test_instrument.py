@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from greenloop import instrument
 
@@ -49,9 +55,9 @@ def test_ruff_json_only_for_ruff_check_in_argv_form(tmp_path: Path) -> None:
     assert "RUFF_OUTPUT_FORMAT" not in env_of(("ruff", "check", "--output-format=full"), tmp_path)
 
 
-def test_goflags_json_only_for_go_test(tmp_path: Path) -> None:
+def test_goflags_verbose_only_for_go_test(tmp_path: Path) -> None:
     assert env_of(("go", "test", "./..."), tmp_path, GOFLAGS="-mod=mod")["GOFLAGS"] == (
-        "-json -mod=mod"
+        "-v -mod=mod"
     )
     assert "GOFLAGS" not in env_of(("go", "vet", "./..."), tmp_path)
 
@@ -116,3 +122,45 @@ def test_a_command_that_sets_pythonpath_itself_gets_the_plugin_inside_its_own_as
     assert instrument.command(("pytest", "-x"), inst) == ("pytest", "-x")
     plain = instrument.Instrumentation()
     assert instrument.command("PYTHONPATH=src pytest", plain) == "PYTHONPATH=src pytest"
+
+
+MANY_SUBTESTS = """package m
+
+import (
+\t"fmt"
+\t"testing"
+)
+
+func TestMany(t *testing.T) {
+\tfor i := 0; i < 3000; i++ {
+\t\ti := i
+\t\tt.Run(fmt.Sprintf("case_%04d", i), func(t *testing.T) {
+\t\t\tif i == 1500 {
+\t\t\t\tt.Errorf("got %d, want %d", i+1, i)
+\t\t\t}
+\t\t})
+\t}
+}
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("go") is None, reason="go is not installed (apt-get install golang-go)"
+)
+def test_go_test_keeps_a_failure_from_the_middle_of_a_run_bigger_than_the_capture_cap(
+    tmp_path: Path,
+) -> None:
+    # 3 000 subtests: ~1.9 MB of -json events (the cap keeps 64 KiB + 512 KiB), ~0.2 MB of -v text
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.18\n")
+    (tmp_path / "m_test.go").write_text(MANY_SUBTESTS)
+    env = {**os.environ, "GOPROXY": "off", "GOFLAGS": "", "GOCACHE": str(tmp_path / ".cache")}
+    argv = [sys.executable, "-m", "greenloop", "-C", str(tmp_path), "check", "--format", "json"]
+    done = subprocess.run(
+        [*argv, "--", "go", "test", "./..."],
+        capture_output=True, text=True, timeout=300, check=False, env=env,
+    )  # fmt: skip
+    out = json.loads(done.stdout)
+    assert (done.returncode, out["verdict"]) == (1, "failed"), done.stderr
+    assert [f["id"] for f in out["failures"]] == ["example.com/m.TestMany/case_1500"]
+    assert out["failures"][0]["message"] == "got 1501, want 1500"
+    assert (out["counts"]["passed"], out["counts"]["failed"]) == (2999, 1)

@@ -334,6 +334,53 @@ def test_go_test_json_events_give_the_same_failures_as_text(tmp_path: Path) -> N
     assert (parsed.counts.passed, parsed.counts.failed, parsed.counts.summary_seen) == (1, 1, True)
 
 
+PARENT_LOGS = """package m
+
+import "testing"
+
+func TestSuite(t *testing.T) {
+\tfor _, name := range []string{"a", "b", "c"} {
+\t\tname := name
+\t\tt.Run(name, func(t *testing.T) {
+\t\t\tif name == "b" {
+\t\t\t\tt.Errorf("%s: got 1, want 2", name)
+\t\t\t}
+\t\t})
+\t}
+\tt.Logf("passed %d; failed %d", 2, 1)
+}
+
+func TestOwn(t *testing.T) {
+\tt.Run("x", func(t *testing.T) {})
+\tt.Errorf("own: got 3")
+}
+"""
+
+
+@pytest.mark.skipif(
+    shutil.which("go") is None, reason="go is not installed (apt-get install golang-go)"
+)
+@pytest.mark.parametrize("flag", ["-v", "-json"])
+def test_go_parent_that_logs_is_no_failing_test_when_its_subtest_failed(
+    tmp_path: Path, flag: str
+) -> None:
+    # BurntSushi/toml's TestToml logs "valid: passed 218; failed 0" after its table of subtests
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.18\n")
+    (tmp_path / "m_test.go").write_text(PARENT_LOGS)
+    env = {**os.environ, "GOFLAGS": flag, "GOPROXY": "off", "GOCACHE": str(tmp_path / ".cache")}
+    result = run_command(["go", "test", "./..."], cwd=tmp_path, env=env, timeout_s=300)
+    parsed = parse_output(
+        ParserInput(
+            argv=result.argv, stdout=result.stdout, stderr=result.stderr, root=str(tmp_path)
+        )
+    )
+    assert {f.id: f.message for f in parsed.failures} == {
+        "example.com/m.TestSuite/b": "b: got 1, want 2",
+        "example.com/m.TestOwn": "own: got 3",
+    }
+    assert (parsed.counts.passed, parsed.counts.failed) == (3, 2)
+
+
 @pytest.mark.parametrize("case", ["two_packages", "two_packages_verbose", "two_packages_json"])
 def test_go_parent_test_is_a_parent_only_in_its_own_package_when_two_packages_share_a_name(
     case: str,

@@ -30,12 +30,14 @@ RUN_FLAGS = (
 
 
 def main_run(args: argparse.Namespace) -> int:
+    from greenloop import git
     from greenloop.agents.factory import make_agent
     from greenloop.live import open_display
     from greenloop.loop import run_loop
     from greenloop.process import watch_output
 
-    root = Path(args.repo).resolve()
+    cwd = Path(args.repo).resolve()
+    root = git.get_root(cwd) or cwd  # from a subdirectory: the configuration of the tree it runs on
     config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
     agent = make_agent(config.agent, config)
     interactive = sys.stdin.isatty() and not args.yes

@@ -14,7 +14,9 @@ Rules:
   directory inside its own assignment (``command``), or its value would drop the plugin and every run
   would be spoiled and run twice.
 - ``RUFF_OUTPUT_FORMAT=json`` only when argv[0] is ruff itself, not ``ruff format`` and no shell.
-- ``GOFLAGS=-json`` only when argv is exactly ``go test ...`` (it would make ``go vet`` exit 0).
+- ``GOFLAGS=-v`` only when argv is exactly ``go test ...`` (every test's result, so the counts):
+  not ``-json``, whose events are ~7x the bytes of the same text, so on a suite of ~1 000 tests
+  the capture cap dropped the middle of the run and its failures with it (BurntSushi/toml).
 - node:test junit through NODE_OPTIONS only for ``node --test`` without reporter flags of its own
   (Node >= 20 honours ``--test-reporter`` there; spec stays on stdout).
 - JUnit XML that tools always write (Surefire, Gradle, nextest): files newer than the run's start.
@@ -89,7 +91,7 @@ def prepare(
     if _is_ruff_check(argv):
         env["RUFF_OUTPUT_FORMAT"] = "json"
     if argv[:2] == ("go", "test"):
-        env["GOFLAGS"] = _prepend(environ.get("GOFLAGS"), "-json", " ")
+        env["GOFLAGS"] = _prepend(environ.get("GOFLAGS"), "-v", " ")
     return Instrumentation(
         env=tuple(sorted(env.items())),
         artifact_dir=artifact_dir,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -87,7 +88,7 @@ def floor_argv(root: Path, work: Path, bare: str) -> list[str]:
     shutil.copy(REPO / "src/greenloop/parsers/greenloop_pytest_plugin.py", plugin)
     (work / "reports").mkdir(exist_ok=True)
     event = json.dumps({"session_id": "bench", "stop_hook_active": False, "cwd": str(root)})
-    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} -- {bare}"
+    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} {shlex.quote(bare)}"
     return ["sh", "-c", f"echo '{event}' | {PYTHON} {script}"]
 
 

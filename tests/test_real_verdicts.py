@@ -8,6 +8,7 @@ from the runner's own structured report, never from greenloop's parsers.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from greenloop.classify import Verdict, classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.process import ProcessResult
+from greenloop.process import ProcessResult, run_command
 from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
 
@@ -235,3 +236,35 @@ def test_vitest_counts_are_vitests_when_a_stray_node_test_import_prints_its_tap_
     parsed, verdict = _judge(data)
     assert verdict == "failed"
     assert (parsed.counts.passed, parsed.counts.failing) == (22, 1)
+
+
+def test_pytest_conftest_importing_the_projects_syntax_error_is_failed_not_environment() -> None:
+    data = _load("pytest/wcwidth-3")  # tests/conftest.py imports wcwidth: pytest exits 4
+    assert data["exit_code"] == 4
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    digest = _digest(data, parsed, verdict)
+    assert "SyntaxError: expected ':'" in digest
+    assert "wcwidth/_width.py" in digest
+    assert "line 472" in digest
+
+
+@pytest.mark.parametrize(
+    ("package", "verdict"),
+    [("def broken(:\n", Verdict.FAILED), ("import no_such_dist_xyz\n", Verdict.ENV_FAILURE)],
+)
+def test_pytest_conftest_import_error_is_the_codes_unless_a_module_is_missing(
+    tmp_path: Path, package: str, verdict: Verdict
+) -> None:
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text(package)
+    (tmp_path / "conftest.py").write_text("import mypkg\n")
+    (tmp_path / "test_it.py").write_text("def test_it():\n    assert True\n")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    run = run_command(argv, cwd=tmp_path, timeout_s=120)
+    assert run.exit_code == 4, run.merged
+    parsed = parse_output(
+        ParserInput(argv=run.argv, stdout=run.stdout, stderr=run.stderr, root=str(tmp_path))
+    )
+    judged = classify(run, parsed, command=" ".join(argv), repo_modules={"mypkg"})
+    assert judged.verdict is verdict, judged

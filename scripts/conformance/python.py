@@ -78,7 +78,9 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
     )
     if done.timed_out or done.exit_code < 0 or suite is None:
-        return Facts(verdict=_no_report_verdict(done), ground_truth=how)
+        return _conftest_error(project, runner, done, mutation, how) or Facts(
+            verdict=_no_report_verdict(done), ground_truth=how
+        )
     failing = _failing(suite, cwd, project.root)
     counts = _counts(suite)
     facts = dict(failing_ids=tuple(i for i, _ in failing), counts=counts, ground_truth=how)
@@ -86,6 +88,25 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         kind, message = _failure_type(failing[0][1])
         facts |= dict(error_type=kind, message=message, frame=frame_of(project, runner, mutation))
     return Facts(verdict=_pytest_verdict(done.exit_code, counts), **facts)  # type: ignore[arg-type]
+
+
+def _conftest_error(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None, how: str
+) -> Facts | None:
+    """Exit 4 before any report: a conftest that imports the project hit the project's own error
+    (a SyntaxError in the package). The code's failure, not the environment's, unless a module
+    is missing. pytest writes no JUnit XML then: the facts are its ``E   Type: message`` line."""
+    text = done.stdout + done.stderr
+    if done.exit_code != 4 or "ImportError while loading conftest" not in text:
+        return None
+    kind, message = crash_line(text)
+    if kind is None or "No module named" in text:
+        return None
+    return Facts(
+        verdict="failed", error_type=kind, message=short(message or "") or None,
+        frame=frame_of(project, runner, mutation),
+        ground_truth=f"{how}; no report: pytest's own ImportError while loading conftest",
+    )  # fmt: skip
 
 
 def _no_report_verdict(done: Run) -> str:

@@ -171,7 +171,9 @@ def environment_problem(
             evidence=gone.group(0).strip() if gone else why,
             missing_command=gone["cmd"] if gone else "",
         )
-    if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE):
+    # a conftest that imports the project exits 4 on the project's own SyntaxError: code, not env
+    conftest = "ImportError while loading conftest" in run.merged
+    if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE) and not conftest:
         what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
         return Classification(
             verdict=Verdict.ENV_FAILURE,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_claude_hook import CALC_BUG, PYTEST
+from test_claude_hook import CALC_BUG, PYTEST, project
 
 SECRET_TESTS = (
     "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5, 'token SEKRET12345'\n"
@@ -61,3 +61,29 @@ def test_agent_command_whose_variable_is_set_from_a_command_substitution_is_acce
     assert make_command_agent(spec).command == spec  # `rev-parse` is not the program sh runs
     with pytest.raises(FatalError, match="`nosuchagent-xyz` is not a command"):
         make_command_agent("MODEL=small nosuchagent-xyz --fix")
+
+
+def test_run_commits_the_fix_when_the_agent_leaves_a_git_index_lock_behind(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    agent = "sed -i 's/a - b/a + b/' calc.py && touch .git/index.lock"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "index.lock: the agent left it" in out.stdout
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "status", "--porcelain") == ""
+    assert "a + b" in git(root, "show", "HEAD:calc.py")
+
+
+def test_git_failure_names_the_lock_file_not_gits_closing_advice(
+    make_repo: Callable[..., Path],
+) -> None:
+    from greenloop import git as greenloop_git
+    from greenloop.errors import FatalError
+
+    root = make_repo({"a.txt": "x\n"})
+    (root / "a.txt").write_text("y\n")
+    (root / ".git" / "index.lock").touch()  # another git process, or one that was killed
+    with pytest.raises(FatalError, match=r"git add failed: fatal: .*index\.lock.*File exists"):
+        greenloop_git.add_all(root)

@@ -28,6 +28,7 @@ from greenloop.history import (
 )
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
+from greenloop.recover import clear_stale_git_locks
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
 from greenloop.wording import plural
@@ -276,6 +277,10 @@ def verifier_by_products(run: RunState) -> tuple[str, ...]:
 def commit_iteration(
     run: RunState, n: int, outcome: AgentOutcome, *, exclude: tuple[str, ...] = ()
 ) -> checkpoints.CommitInfo:
+    # the agent's processes are gone: a git lock no process holds was left by one of them
+    cleared = clear_stale_git_locks(run.state.git_dir, run.state.common_dir)
+    if cleared:
+        run.warnings.append(f"removed {', '.join(cleared)}: the agent left it, no process held it")
     info = checkpoints.commit_iteration(
         run.state,
         previous_sha=run.checkpoint,

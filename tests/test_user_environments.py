@@ -87,3 +87,16 @@ def test_git_failure_names_the_lock_file_not_gits_closing_advice(
     (root / ".git" / "index.lock").touch()  # another git process, or one that was killed
     with pytest.raises(FatalError, match=r"git add failed: fatal: .*index\.lock.*File exists"):
         greenloop_git.add_all(root)
+
+
+def test_run_puts_the_fix_back_on_its_branch_when_the_agent_checks_out_a_new_one(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    agent = "git checkout -q -b agent-branch && sed -i 's/a - b/a + b/' calc.py"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "the agent moved to branch agent-branch; its work was put back on main" in out.stdout
+    assert git(root, "branch", "--show-current") == "main\n"
+    assert "a + b" in git(root, "show", "main:calc.py")
+    assert git(root, "status", "--porcelain") == ""

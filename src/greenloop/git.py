@@ -243,6 +243,11 @@ def checkout(root: Path, branch: str) -> None:
     git(root, *NO_HOOKS, "checkout", "--quiet", branch)
 
 
+def checkout_here(root: Path, branch: str) -> None:
+    """Point ``branch`` at HEAD and check it out; the tree is left as it is."""
+    git(root, *NO_HOOKS, "checkout", "--quiet", "-B", branch)
+
+
 def create_branch_at(root: Path, branch: str, sha: str) -> None:
     """Check out a new branch at ``sha`` (for a branch the agent deleted)."""
     git(root, *NO_HOOKS, "checkout", "--quiet", "-b", branch, sha)

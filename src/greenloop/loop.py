@@ -290,6 +290,7 @@ def commit_iteration(
         run_id=run.run_id,
         exclude=exclude,
     )
+    back_on_branch(run)
     run.rec.write(f"iter-{n}/diff.patch", checkpoints.diff_since(run.state, run.checkpoint))
     run.rec.event(
         "commit",
@@ -299,6 +300,23 @@ def commit_iteration(
         agent_commits=list(info.agent_commits),
     )
     return info
+
+
+def back_on_branch(run: RunState) -> None:
+    """The agent switched branches (``git checkout -b``) or detached HEAD: its checkpointed work
+    goes back on the run's branch when that is a fast-forward, so the run ends where it began."""
+    state = run.state
+    now = git.current_branch(state.root)
+    if now == state.branch:
+        return
+    tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
+    where = f"branch {now}" if now else "a detached HEAD"
+    if tip is None or git.is_ancestor(state.root, tip, _head(run)):
+        with checkpoints.critical():
+            git.checkout_here(state.root, state.branch)
+        run.warnings.append(f"the agent moved to {where}; its work was put back on {state.branch}")
+    else:
+        run.warnings.append(f"the agent moved to {where}; branch {state.branch} was not changed")
 
 
 def verify_and_decide(

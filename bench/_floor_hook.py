@@ -6,7 +6,7 @@ one ``git status`` before the run and one after (the tree the verdict is about),
 fresh process with greenloop's pytest plugin, the plugin's JSON lines read back, one cache file
 written. No config, no detection, no classification, no digest, no redaction, no records.
 
-Run: python bench/_floor_hook.py PLUGIN_DIR REPORT_DIR -- VERIFIER... < event.json
+Run: python bench/_floor_hook.py PLUGIN_DIR REPORT_DIR VERIFIER < event.json  (VERIFIER: one shell string)
 """
 
 import json
@@ -24,7 +24,7 @@ def key(cwd: str) -> bytes:
 
 
 def main() -> int:
-    plugin_dir, reports, _sep, *verifier = sys.argv[1:]
+    plugin_dir, reports, verifier = sys.argv[1:]
     cwd = json.loads(sys.stdin.read())["cwd"]
     before = key(cwd)
     env = dict(
@@ -33,7 +33,8 @@ def main() -> int:
         PYTEST_PLUGINS="greenloop_pytest_plugin",
         GREENLOOP_PYTEST_REPORT_DIR=reports,
     )
-    run = subprocess.run(verifier, cwd=cwd, env=env, capture_output=True, check=False)
+    verifier = verifier.replace("PYTHONPATH=", f"PYTHONPATH={plugin_dir}:")  # as greenloop does
+    run = subprocess.run(["sh", "-c", verifier], cwd=cwd, env=env, capture_output=True, check=False)
     events = []
     for name in os.listdir(reports):
         path = os.path.join(reports, name)

@@ -1,6 +1,6 @@
 """The Claude Code Stop hook against the bare verifier (issues 6 and 16: it runs every agent turn).
 
-Run: .venv/bin/python bench/hook.py [--runs N] [--slow-s S]
+Run: .venv/bin/python bench/hook.py [--runs N] [--slow-s S] [--project DIR --verifier CMD]
 
 1. Overhead: interleaved pairs on a green one-test pytest repo, the bare verifier then the hook, both
    through ``sh -c`` as Claude Code runs a hook command; before each pair a new untracked file content
@@ -8,6 +8,8 @@ Run: .venv/bin/python bench/hook.py [--runs N] [--slow-s S]
    user + sys of the whole process tree (every child waited for), wall is end to end; medians.
    Interleaved with them, the floor (``bench/_floor_hook.py``): the least a Python hook that keys a
    cache by ``git status`` and runs the verifier with greenloop's pytest plugin can cost.
+   With ``--project``, the same on a clone of a real project, its own suite as the verifier
+   (``CMD``, a shell string run in the clone): what the hook adds to a suite people really run.
 2. Repeated stop on the unchanged green tree (the cache hit): wall and CPU, on the one-test repo and
    on a suite that takes ``--slow-s`` seconds (30 by default).
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -65,21 +68,36 @@ def hook_argv(root: Path) -> list[str]:
     return ["sh", "-c", f"echo '{event}' | {GREENLOOP} hook claude-stop"]
 
 
-def floor_argv(root: Path, work: Path) -> list[str]:
+def clone_project(source: Path, into: Path, verifier: str) -> Path:
+    """A clone of ``source`` with ``verifier`` as greenloop's one stage (greenloop.toml, committed)."""
+    root = into / "project"
+    subprocess.run(["git", "clone", "-q", "--local", str(source), str(root)], check=True)
+    (root / "greenloop.toml").write_text(
+        f'[[stage]]\nname = "test"\nrun = {json.dumps(verifier)}\n'
+    )
+    git = ("git", "-c", "user.name=b", "-c", "user.email=b@b")
+    subprocess.run([*git, "add", "greenloop.toml"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "bench: the verifier"], cwd=root, check=True)
+    return root
+
+
+def floor_argv(root: Path, work: Path, bare: str) -> list[str]:
     """The floor hook, with greenloop's pytest plugin alone in a folder, as the real hook has it."""
     plugin = work / "plugin"
     plugin.mkdir(exist_ok=True)
     shutil.copy(REPO / "src/greenloop/parsers/greenloop_pytest_plugin.py", plugin)
     (work / "reports").mkdir(exist_ok=True)
     event = json.dumps({"session_id": "bench", "stop_hook_active": False, "cwd": str(root)})
-    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} -- {BARE}"
+    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} {shlex.quote(bare)}"
     return ["sh", "-c", f"echo '{event}' | {PYTHON} {script}"]
 
 
-def overhead(root: Path, work: Path, runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+def overhead(
+    root: Path, work: Path, runs: int, env: dict[str, str], bare: str = BARE
+) -> dict[str, list[float]]:
     commands = {
-        "bare": ["sh", "-c", BARE],
-        "floor": floor_argv(root, work),
+        "bare": ["sh", "-c", bare],
+        "floor": floor_argv(root, work, bare),
         "hook": hook_argv(root),
     }
     got: dict[str, list[float]] = {f"{n}_{m}": [] for n in commands for m in ("wall", "cpu")}
@@ -106,6 +124,21 @@ def repeated(root: Path, runs: int, env: dict[str, str]) -> tuple[float, list[fl
     return first, walls, cpus
 
 
+def project(source: Path, verifier: str, runs: int, env: dict[str, str]) -> None:
+    print(f"before: {load()}")
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
+        root = clone_project(source, Path(tmp), verifier)
+        got = overhead(root, Path(work), runs, env, bare=verifier)
+    print(f"after: {load()}")
+    bare, hook = statistics.median(got["bare_cpu"]), statistics.median(got["hook_cpu"])
+    floor = statistics.median(got["floor_cpu"])
+    print(
+        f"{source.name} ({verifier}): bare {bare * 1000:.0f} ms CPU, hook {hook * 1000:.0f} ms "
+        f"= {hook / bare:.3f}x (+{(hook - bare) * 1000:.0f} ms), floor {floor / bare:.3f}x; "
+        f"wall {ms(got['bare_wall'])} vs {ms(got['hook_wall'])}"
+    )
+
+
 def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.0f} ms"
 
@@ -114,8 +147,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--slow-s", type=float, default=30.0)
+    parser.add_argument("--project", type=Path, help="a real project's git checkout")
+    parser.add_argument("--verifier", help="its suite, a shell string run in the clone")
     args = parser.parse_args()
     env = cached_env()
+    if args.project:
+        project(args.project.resolve(), args.verifier, args.runs, env)
+        return
     print(f"before: {load()}")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as work:
         fast = make_repo(Path(tmp), TEST)

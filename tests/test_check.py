@@ -247,3 +247,26 @@ def test_check_names_the_failing_command_once_as_typed(make_repo: Callable[..., 
     assert out.stdout.count(".venv/bin/python -m pytest") == 1, out.stdout
     assert "The verifier failed (exit 1, `.venv/bin/python -m pytest`" in out.stdout
     assert PY not in out.stdout
+
+
+def test_check_runs_a_suite_that_sets_its_own_pythonpath_once_with_the_plugin(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # `PYTHONPATH=src pytest` replaces the PYTHONPATH that carries greenloop's plugin: before, the
+    # plugin failed to import, pytest aborted and the whole suite ran a second time without it
+    runs = tmp_path / "runs.txt"
+    stage = f"echo run >> {runs}; PYTHONPATH=src {PY} -m pytest -q -p no:cacheprovider tests"
+    config = f'[tool.greenloop]\n[[tool.greenloop.stage]]\nname = "test"\nrun = "{stage}"\n'
+    root = make_repo(
+        {
+            "src/calc.py": CALC_BUG,
+            "tests/test_calc.py": TESTS,
+            "pyproject.toml": config,
+        }
+    )
+    out = greenloop(root, "check", "--format", "json")
+    assert out.returncode == 1, out.stderr
+    assert runs.read_text() == "run\n"
+    report = json.loads(out.stdout)
+    assert "tests/test_calc.py::test_add" in json.dumps(report)
+    assert "Error importing plugin" not in json.dumps(report)

@@ -106,6 +106,24 @@ def test_plugin_dir_is_kept_in_the_user_cache_dir_so_its_bytecode_outlives_a_run
     assert os.listdir(dirs[0]) == ["greenloop_pytest_plugin.py"]  # nothing else to import
 
 
+def test_a_command_that_sets_pythonpath_itself_gets_the_plugin_inside_its_own_assignment() -> None:
+    inst = instrument.Instrumentation(pytest_plugin=True, plugin_dir=Path("/c/pl ug"))
+    cases = {
+        "PYTHONPATH=src pytest": "PYTHONPATH='/c/pl ug':src pytest",
+        'PYTHONPATH="src:lib" python -m pytest': "PYTHONPATH='/c/pl ug':\"src:lib\" python -m pytest",
+        "export PYTHONPATH=src; pytest": "export PYTHONPATH='/c/pl ug':src; pytest",
+        "cd x && PYTHONPATH= pytest": "cd x && PYTHONPATH='/c/pl ug' pytest",  # no empty entry
+        "echo ${PYTHONPATH}; X_PYTHONPATH=1 pytest": "echo ${PYTHONPATH}; X_PYTHONPATH=1 pytest",
+    }
+    for command, expected in cases.items():
+        assert instrument.command(command, inst) == expected
+    argv = ("env", "PYTHONPATH=src", "pytest")
+    assert instrument.command(argv, inst) == ("env", "PYTHONPATH=/c/pl ug:src", "pytest")
+    assert instrument.command(("pytest", "-x"), inst) == ("pytest", "-x")
+    plain = instrument.Instrumentation()
+    assert instrument.command("PYTHONPATH=src pytest", plain) == "PYTHONPATH=src pytest"
+
+
 MANY_SUBTESTS = """package m
 
 import (

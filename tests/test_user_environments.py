@@ -8,7 +8,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from test_claude_hook import CALC_BUG, PYTEST
+import pytest
+
+from test_claude_hook import CALC_BUG, PYTEST, project
 
 SECRET_TESTS = (
     "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5, 'token SEKRET12345'\n"
@@ -49,3 +51,52 @@ def test_run_from_a_subdirectory_reads_the_configuration_of_the_repository_it_ru
     assert "iter 1/1 " in out.stderr
     records = "".join(p.read_text() for p in (root / ".git" / "greenloop").rglob("*.md"))
     assert "SEKRET12345" not in out.stdout + out.stderr + records
+
+
+def test_agent_command_whose_variable_is_set_from_a_command_substitution_is_accepted() -> None:
+    from greenloop.agents.command import make_command_agent
+    from greenloop.errors import FatalError
+
+    spec = "REV=$(git rev-parse HEAD 2>/dev/null) sed -i s/a/b/ calc.py"
+    assert make_command_agent(spec).command == spec  # `rev-parse` is not the program sh runs
+    with pytest.raises(FatalError, match="`nosuchagent-xyz` is not a command"):
+        make_command_agent("MODEL=small nosuchagent-xyz --fix")
+
+
+def test_run_commits_the_fix_when_the_agent_leaves_a_git_index_lock_behind(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    agent = "sed -i 's/a - b/a + b/' calc.py && touch .git/index.lock"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "index.lock: the agent left it" in out.stdout
+    assert not (root / ".git" / "index.lock").exists()
+    assert git(root, "status", "--porcelain") == ""
+    assert "a + b" in git(root, "show", "HEAD:calc.py")
+
+
+def test_git_failure_names_the_lock_file_not_gits_closing_advice(
+    make_repo: Callable[..., Path],
+) -> None:
+    from greenloop import git as greenloop_git
+    from greenloop.errors import FatalError
+
+    root = make_repo({"a.txt": "x\n"})
+    (root / "a.txt").write_text("y\n")
+    (root / ".git" / "index.lock").touch()  # another git process, or one that was killed
+    with pytest.raises(FatalError, match=r"git add failed: fatal: .*index\.lock.*File exists"):
+        greenloop_git.add_all(root)
+
+
+def test_run_puts_the_fix_back_on_its_branch_when_the_agent_checks_out_a_new_one(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    agent = "git checkout -q -b agent-branch && sed -i 's/a - b/a + b/' calc.py"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "the agent moved to branch agent-branch; its work was put back on main" in out.stdout
+    assert git(root, "branch", "--show-current") == "main\n"
+    assert "a + b" in git(root, "show", "main:calc.py")
+    assert git(root, "status", "--porcelain") == ""

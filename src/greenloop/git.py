@@ -30,7 +30,11 @@ def git(
     result = run_command(("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
     if check and result.exit_code != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
-        raise FatalError(f"git {args[0]} failed: {detail[-1] if detail else result.exit_code}")
+        # git's own reason, not the advice after it ("remove the file manually to continue.")
+        why = next((line for line in detail if line.startswith(("fatal:", "error:"))), None)
+        raise FatalError(
+            f"git {args[0]} failed: {why or (detail[-1] if detail else result.exit_code)}"
+        )
     return result
 
 
@@ -237,6 +241,11 @@ def reset_soft(root: Path, sha: str) -> None:
 
 def checkout(root: Path, branch: str) -> None:
     git(root, *NO_HOOKS, "checkout", "--quiet", branch)
+
+
+def checkout_here(root: Path, branch: str) -> None:
+    """Point ``branch`` at HEAD and check it out; the tree is left as it is."""
+    git(root, *NO_HOOKS, "checkout", "--quiet", "-B", branch)
 
 
 def create_branch_at(root: Path, branch: str, sha: str) -> None:

@@ -9,7 +9,10 @@ Rules:
   it is a task runner (make, tox, nox, uv, hatch, ...) in a Python project — env is inherited, so the
   plugin reaches a pytest started by ``make test``. It is inert when no pytest runs: the directory put
   on PYTHONPATH holds only ``greenloop_pytest_plugin.py`` (never the package dir, whose ``pytest.py``
-  parser module would shadow the real pytest).
+  parser module would shadow the real pytest). A command that sets PYTHONPATH itself
+  (``PYTHONPATH=src pytest``, ``env PYTHONPATH=. pytest``, ``export PYTHONPATH=src; pytest``) gets the
+  directory inside its own assignment (``command``), or its value would drop the plugin and every run
+  would be spoiled and run twice.
 - ``RUFF_OUTPUT_FORMAT=json`` only when argv[0] is ruff itself, not ``ruff format`` and no shell.
 - ``GOFLAGS=-v`` only when argv is exactly ``go test ...`` (every test's result, so the counts):
   not ``-json``, whose events are ~7x the bytes of the same text, so on a suite of ~1 000 tests
@@ -22,6 +25,8 @@ Rules:
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import time
 from collections.abc import Mapping
 from contextlib import suppress
@@ -39,6 +44,9 @@ JUNIT_DIRS = ("target/surefire-reports", "build/test-results", "target/nextest")
 MAX_ARTIFACT_BYTES = 8 * 1024 * 1024
 RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just", "task"})
 PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")
+# A shell assignment to PYTHONPATH at the start of a word (not ``${PYTHONPATH}``, not ``X_PYTHONPATH=``)
+_SETS_PYTHONPATH = r"(?:^|(?<=[\s;&|(`]))PYTHONPATH="
+_VALUE_ENDS = " \t\n;&|)`"
 # pytest's message when PYTEST_PLUGINS arrives but our PYTHONPATH did not (e.g. a filtered env).
 PLUGIN_LOAD_ERROR = f'Error importing plugin "{PLUGIN_MODULE}"'
 
@@ -50,6 +58,8 @@ class Instrumentation:
     artifact_dir: Path | None = None
     """Private directory for side files; removed by ``cleanup``."""
     pytest_plugin: bool = False
+    plugin_dir: Path | None = None
+    """The directory holding only the pytest plugin, put on PYTHONPATH."""
     node_junit: Path | None = None
     junit_dirs: tuple[Path, ...] = ()
     started_at: float = 0.0
@@ -71,8 +81,10 @@ def prepare(
     node_junit: Path | None = None
     if pytest_plugin or _is_node_test(argv):
         artifact_dir = private_dir(environ)
+    plugin_dir: Path | None = None
     if pytest_plugin and artifact_dir is not None:
-        env |= _pytest_env(artifact_dir, environ)
+        plugin_dir = _plugin_dir(artifact_dir, environ)
+        env |= _pytest_env(artifact_dir, plugin_dir, environ)
     if _is_node_test(argv) and artifact_dir is not None:
         node_junit = artifact_dir / "node-junit.xml"
         env["NODE_OPTIONS"] = _prepend(environ.get("NODE_OPTIONS"), _node_flags(node_junit), " ")
@@ -84,6 +96,7 @@ def prepare(
         env=tuple(sorted(env.items())),
         artifact_dir=artifact_dir,
         pytest_plugin=pytest_plugin,
+        plugin_dir=plugin_dir,
         node_junit=node_junit,
         junit_dirs=junit_dirs,
         started_at=started,
@@ -102,8 +115,7 @@ def _wants_pytest(argv: tuple[str, ...], workdir: Path) -> bool:
     return runner and any((workdir / m).exists() for m in PY_MARKERS)
 
 
-def _pytest_env(artifact_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    plugin_dir = _plugin_dir(artifact_dir, environ)
+def _pytest_env(artifact_dir: Path, plugin_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
     reports = artifact_dir / "pytest"
     reports.mkdir()
     return {
@@ -111,6 +123,36 @@ def _pytest_env(artifact_dir: Path, environ: Mapping[str, str]) -> dict[str, str
         "PYTEST_PLUGINS": _prepend(environ.get("PYTEST_PLUGINS"), PLUGIN_MODULE, ","),
         PLUGIN_ENV_DIR: str(reports),
     }
+
+
+def command(stage_command: tuple[str, ...] | str, inst: Instrumentation) -> tuple[str, ...] | str:
+    """The command to run: the plugin's directory put first in PYTHONPATH assignments of its own."""
+    if inst.plugin_dir is None:
+        return stage_command
+    ours = str(inst.plugin_dir)
+    if isinstance(stage_command, str):
+        return re.sub(
+            _SETS_PYTHONPATH,
+            lambda m: _assignment(shlex.quote(ours), stage_command[m.end() : m.end() + 1]),
+            stage_command,
+        )
+    if stage_command and os.path.basename(stage_command[0]) == "env":
+        return tuple(_env_word(word, ours) for word in stage_command)
+    return stage_command
+
+
+def _env_word(word: str, ours: str) -> str:
+    """One word of ``env NAME=VALUE ... cmd``."""
+    if not word.startswith("PYTHONPATH="):
+        return word
+    value = word.removeprefix("PYTHONPATH=")
+    return _assignment(ours, value[:1]) + value
+
+
+def _assignment(ours: str, first: str) -> str:
+    """``PYTHONPATH=<ours>:`` before a value, ``PYTHONPATH=<ours>`` for an empty one (an empty
+    entry would put the working directory on sys.path)."""
+    return f"PYTHONPATH={ours}" + ("" if first == "" or first in _VALUE_ENDS else ":")
 
 
 def _plugin_dir(artifact_dir: Path, environ: Mapping[str, str]) -> Path:

@@ -28,6 +28,7 @@ from greenloop.history import (
 )
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
+from greenloop.recover import clear_stale_git_locks
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
 from greenloop.wording import plural
@@ -276,6 +277,10 @@ def verifier_by_products(run: RunState) -> tuple[str, ...]:
 def commit_iteration(
     run: RunState, n: int, outcome: AgentOutcome, *, exclude: tuple[str, ...] = ()
 ) -> checkpoints.CommitInfo:
+    # the agent's processes are gone: a git lock no process holds was left by one of them
+    cleared = clear_stale_git_locks(run.state.git_dir, run.state.common_dir)
+    if cleared:
+        run.warnings.append(f"removed {', '.join(cleared)}: the agent left it, no process held it")
     info = checkpoints.commit_iteration(
         run.state,
         previous_sha=run.checkpoint,
@@ -285,6 +290,7 @@ def commit_iteration(
         run_id=run.run_id,
         exclude=exclude,
     )
+    back_on_branch(run)
     run.rec.write(f"iter-{n}/diff.patch", checkpoints.diff_since(run.state, run.checkpoint))
     run.rec.event(
         "commit",
@@ -294,6 +300,23 @@ def commit_iteration(
         agent_commits=list(info.agent_commits),
     )
     return info
+
+
+def back_on_branch(run: RunState) -> None:
+    """The agent switched branches (``git checkout -b``) or detached HEAD: its checkpointed work
+    goes back on the run's branch when that is a fast-forward, so the run ends where it began."""
+    state = run.state
+    now = git.current_branch(state.root)
+    if now == state.branch:
+        return
+    tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
+    where = f"branch {now}" if now else "a detached HEAD"
+    if tip is None or git.is_ancestor(state.root, tip, _head(run)):
+        with checkpoints.critical():
+            git.checkout_here(state.root, state.branch)
+        run.warnings.append(f"the agent moved to {where}; its work was put back on {state.branch}")
+    else:
+        run.warnings.append(f"the agent moved to {where}; branch {state.branch} was not changed")
 
 
 def verify_and_decide(

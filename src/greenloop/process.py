@@ -416,8 +416,13 @@ def executable_of(command: Sequence[str] | str) -> str:
             words = shlex.split(command)
         except ValueError:
             words = command.split()
-        words = [w for w in words if not ("=" in w and w.split("=", 1)[0].isidentifier())]
-        return words[0] if words else ""
+        for word in words:
+            name, eq, value = word.partition("=")
+            if not (eq and name.isidentifier()):
+                return word
+            if "$(" in value or "`" in value:
+                return ""  # a command substitution's words are not the program: sh will judge
+        return ""
     return command[0] if command else ""
 
 

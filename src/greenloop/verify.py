@@ -176,7 +176,11 @@ def _run_instrumented(
     inst = instrument.prepare(stage.argv, root, env)
     try:
         result = run_command(
-            stage.command, cwd=root, timeout_s=timeout, env=env | dict(inst.env), redacted=True
+            instrument.command(stage.command, inst),
+            cwd=root,
+            timeout_s=timeout,
+            env=env | dict(inst.env),
+            redacted=True,
         )
         if instrument.spoiled(inst, result.merged):
             return run_command(

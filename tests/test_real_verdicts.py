@@ -239,7 +239,7 @@ def test_vitest_counts_are_vitests_when_a_stray_node_test_import_prints_its_tap_
 
 
 def test_pytest_conftest_importing_the_projects_syntax_error_is_failed_not_environment() -> None:
-    data = _load("pytest/wcwidth-3")  # tests/conftest.py imports wcwidth: pytest exits 4
+    data = _load("pytest/wcwidth-2")  # tests/conftest.py imports wcwidth: pytest exits 4
     assert data["exit_code"] == 4
     parsed, verdict = _judge(data)
     assert verdict is Verdict.FAILED

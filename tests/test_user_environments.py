@@ -100,3 +100,20 @@ def test_run_puts_the_fix_back_on_its_branch_when_the_agent_checks_out_a_new_one
     assert git(root, "branch", "--show-current") == "main\n"
     assert "a + b" in git(root, "show", "main:calc.py")
     assert git(root, "status", "--porcelain") == ""
+
+
+def test_run_whose_agent_edits_inside_a_submodule_ends_and_names_the_edits_it_left_there(
+    make_repo: Callable[..., Path],
+) -> None:
+    lib = make_repo({"lib.py": "X = 1\n"}, name="lib")
+    root = project(make_repo, CALC_BUG, max_iters=2)
+    add = ["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib"]
+    subprocess.run(add, cwd=root, check=True, capture_output=True)
+    git(root, "commit", "-qm", "lib as a submodule")
+    out = greenloop(root, "run", "--agent", "echo 'X = 2' > lib/lib.py", "--yes")
+    assert out.returncode == 1, out.stdout + out.stderr  # a failed run, not a refused reset
+    assert "edits inside submodule(s) lib are left uncommitted there" in out.stdout
+    assert (root / "lib" / "lib.py").read_text() == "X = 2\n"  # nothing lost
+    again = greenloop(root, "run", "--agent", "true", "--yes")
+    assert again.returncode == 2
+    assert "M  lib" in again.stderr  # the next run still refuses the uncommitted edit

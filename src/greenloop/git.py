@@ -44,8 +44,12 @@ def get_root(cwd: Path) -> Path | None:
 
 
 def status_paths(root: Path) -> dict[str, str]:
-    """Changed and untracked paths -> their porcelain status (``M ``, ``??`` …)."""
-    out = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    """Changed and untracked paths -> their porcelain status (``M ``, ``??`` …).
+
+    Edits inside a submodule are that repository's, which no ``add``/``reset`` here records or
+    reverts: left out (``dirty_submodules`` names them); a submodule moved to a new commit is in."""
+    args = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
+    out = git(root, *args).stdout
     entries: dict[str, str] = {}
     parts = out.split("\0")
     i = 0
@@ -59,6 +63,13 @@ def status_paths(root: Path) -> dict[str, str]:
             i += 1  # the rename's source follows
         entries[path] = code
     return entries
+
+
+def dirty_submodules(root: Path) -> tuple[str, ...]:
+    """Submodules whose work tree holds edits or untracked files (porcelain v2: ``S.M.``, ``S..U``)."""
+    out = git(root, "status", "--porcelain=v2", "-z").stdout
+    fields = [entry.split(" ", 8) for entry in out.split("\0") if entry.startswith("1 ")]
+    return tuple(f[8] for f in fields if len(f) == 9 and f[2][0] == "S" and f[2][2:] != "..")
 
 
 def discover(cwd: Path) -> tuple[Path, Path, Path] | None:

@@ -417,6 +417,12 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
         squash.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
         attempt = rollback.finish_revert(run.state, run.run_id, _by_products(run))
+    inside = git.dirty_submodules(run.state.root)
+    if inside:
+        run.warnings.append(
+            f"edits inside submodule(s) {', '.join(inside)} are left uncommitted there: "
+            "greenloop commits and reverts the superproject only"
+        )
     loop_result = _loop_result(run, decision, attempt)
     from greenloop import report
 

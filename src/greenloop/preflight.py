@@ -115,7 +115,8 @@ def operation_in_progress(git_dir: Path) -> str | None:
 
 
 def _refuse_dirty(root: Path, common: Path) -> None:
-    paths = sorted(git.status_paths(root).items())
+    inside = {path: " M" for path in git.dirty_submodules(root)}  # the user's, in a submodule
+    paths = sorted({**git.status_paths(root), **inside}.items())
     if not paths:
         return
     made = set(read_by_products(common))

@@ -117,3 +117,13 @@ def test_run_whose_agent_edits_inside_a_submodule_ends_and_names_the_edits_it_le
     again = greenloop(root, "run", "--agent", "true", "--yes")
     assert again.returncode == 2
     assert "M  lib" in again.stderr  # the next run still refuses the uncommitted edit
+
+
+def test_check_from_a_source_subdirectory_verifies_the_work_tree_it_belongs_to(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG)
+    (root / "src" / "deep").mkdir(parents=True)
+    out = greenloop(root / "src" / "deep", "check")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "test_calc.py::test_add" in out.stdout

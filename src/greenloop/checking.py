@@ -140,7 +140,7 @@ def main_check(args: argparse.Namespace) -> int:
     from greenloop import report
     from greenloop.digest import build_digest
 
-    root = Path(args.repo).resolve()
+    root = verified_dir(Path(args.repo).resolve(), args.command)
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     config = load_config(root, overrides)
     cascade = resolve_cascade(root, config, args.command)
@@ -161,10 +161,20 @@ def main_check(args: argparse.Namespace) -> int:
 def main_detect(args: argparse.Namespace) -> int:
     from greenloop import report
 
-    root = Path(args.repo).resolve()
+    root = verified_dir(Path(args.repo).resolve(), args.command)
     cascade = resolve_cascade(root, load_config(root), args.command)
     sys.stdout.write(report.render_cascade(cascade, args.format))
     return 0
+
+
+def verified_dir(cwd: Path, command: Sequence[str]) -> Path:
+    """``cwd``; or its work tree's top when nothing in ``cwd`` says how to verify (``src/``)."""
+    cascade = detect_cascade(cwd, load_config(cwd), command)
+    if cascade is not None and cascade.stages:
+        return cwd
+    from greenloop import git
+
+    return git.get_root(cwd) or cwd
 
 
 def _untracked(root: Path) -> set[str] | None:

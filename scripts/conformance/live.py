@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Re-run each corpus case through ``greenloop check`` itself and compare with the case's facts.
+
+tests/test_conformance.py replays the runner's captured output through parse -> classify -> digest.
+``greenloop check`` does more: its own environment (NO_COLOR=1, ...) and side channels (the pytest
+plugin's report, ``GOFLAGS=-v`` for ``go test``, node's junit reporter), and its byte cap. This
+script re-creates each case's mutant in the checkout, runs ``greenloop check --no-cache --format
+json -- <argv>`` there with the runner's environment, and prints what differs from the facts: the
+verdict class, the counts, the first failing id, error type, message and mutated frame in the
+digest (the same rules as the conformance test).
+
+    python3 scripts/conformance/live.py --project toml --project defu
+    python3 scripts/conformance/live.py --project cachetools --runner pytest
+
+Not a test: it runs every suite (minutes), and the runners' own nondeterminism shows (jest runs
+files in parallel: the first failing file may change between runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (
+    REAL,
+    Project,
+    Runner,
+    checkout,
+    commit_mutation,
+    install,
+    load_projects,
+    runner_env,
+)
+
+GREENLOOP = shutil.which("greenloop") or str(Path(sys.executable).parent / "greenloop")
+
+
+def live(project: Project, runner: Runner, case: Path) -> dict[str, Any]:
+    data = json.loads(case.read_text(encoding="utf-8"))
+    root = checkout(project)
+    m = data["mutation"]
+    if m:
+        commit_mutation(root, m["file"], m["line"], m["after"])
+    env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
+    argv = [runner.argv] if isinstance(runner.argv, str) else list(runner.argv)
+    done = subprocess.run(
+        [GREENLOOP, "check", "--no-cache", "--format", "json", "--", *argv],
+        cwd=root / runner.cwd, env=env, capture_output=True, text=True, check=False,
+        timeout=runner.timeout + 60,
+    )  # fmt: skip
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def differences(facts: dict[str, Any], unverified: set[str], out: dict[str, Any]) -> list[str]:
+    wrong = []
+    if out["verdict"] != facts["verdict"]:
+        wrong.append(f"verdict {out['verdict']}, expected {facts['verdict']}")
+    digest = out["digest"]
+    ids = facts["failing_ids"]
+    if ids and f"failing_ids:{ids[0]}" not in unverified and ids[0] not in digest:
+        wrong.append(f"first failing id {ids[0]!r} not in the digest")
+    for key in ("error_type", "message"):
+        value = facts[key]
+        if value and f"{key}:{value}" not in unverified and value not in digest:
+            wrong.append(f"{key} {value!r} not in the digest")
+    frame = facts["frame"]
+    if frame and f"frame:{frame}" not in unverified:
+        path, _, line = frame.rpartition(":")
+        base = re.escape(path.rsplit("/", 1)[-1])
+        if not re.search(rf"{base}\b[^\n]*?\b{line}\b", digest):
+            wrong.append(f"frame {frame!r} not in the digest")
+    c = out["counts"] or {}
+    got = {
+        "passed": c.get("passed", 0) + c.get("xpassed", 0) + c.get("subtests_passed", 0),
+        "failed": c.get("failed", 0) + c.get("errors", 0),
+        "skipped": c.get("skipped", 0) + c.get("xfailed", 0),
+    }
+    for key, value in (facts.get("counts") or {}).items():
+        if got[key] != value:
+            wrong.append(f"{key}: {got[key]}, expected {value}")
+    return wrong
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--project", action="append", required=True)
+    ap.add_argument("--runner", action="append", default=[])
+    args = ap.parse_args()
+    bad = 0
+    for project in load_projects(set(args.project)):
+        install(project)
+        for runner in project.runners:
+            if args.runner and runner.runner not in args.runner:
+                continue
+            cases = REAL.glob(f"{runner.runner}/{project.name}-*/case.json")
+            for case in sorted(cases, key=lambda p: int(p.parent.name.rsplit("-", 1)[1])):
+                data = json.loads(case.read_text(encoding="utf-8"))
+                out = live(project, runner, case)
+                wrong = differences(data["facts"], set(data["facts_unverified"]), out)
+                bad += bool(wrong)
+                c = out["counts"] or {}
+                print(
+                    f"{runner.runner}/{case.parent.name}: {out['verdict']}, "
+                    f"{c.get('passed')} passed, {c.get('failed')} failed, "
+                    f"{out['digest_tokens']} tokens: {'; '.join(wrong) or 'right'}",
+                    flush=True,
+                )
+        checkout(project)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

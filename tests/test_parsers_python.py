@@ -208,6 +208,10 @@ def test_ruff_concise_full_and_json_agree() -> None:
 
     assert keys("check_concise") == keys("check_full") == keys("check_json")
     assert len(keys("check_concise")) == 9
+    # RUFF_OUTPUT_FORMAT=json is what `greenloop check -- ruff check` runs: no "Found 9 errors"
+    for name in ("check_concise", "check_full", "check_json"):
+        counts = parse_case(case("ruff", name)).counts
+        assert (counts.failed, counts.summary_seen) == (9, True), name
 
 
 def test_format_checkers_report_one_format_failure_per_file() -> None:

@@ -141,8 +141,9 @@ def _sev(word: str) -> str:
 def parse_ruff(inp: ParserInput) -> ParseResult:
     text = _text(inp)
     stripped = inp.stdout.lstrip()
+    total: Counts | None = None
     if stripped.startswith("["):
-        failures = _ruff_json(stripped, inp.root)
+        failures, total = _ruff_json(stripped, inp.root)
     else:
         failures = _concise(text, inp.root) or _ruff_full(text, inp.root)
         failures += _formatting(text, inp.root, failures)
@@ -152,6 +153,7 @@ def parse_ruff(inp: ParserInput) -> ParseResult:
     fmt = _FORMAT_TOTAL.search(text)
     if fmt and not counts.summary_seen:
         counts = Counts(failed=int(fmt.group(1)), summary_seen=True)
+    counts = total if total is not None and not counts.summary_seen else counts
     return ParseResult(tool="ruff", failures=tuple(failures[:MAX_FAILURES]), counts=counts)
 
 
@@ -225,11 +227,12 @@ def _statistics(text: str) -> list[Failure]:
     ][:MAX_FAILURES]
 
 
-def _ruff_json(text: str, root: str) -> list[Failure]:
+def _ruff_json(text: str, root: str) -> tuple[list[Failure], Counts | None]:
+    """The diagnostics, and their number (JSON has no ``Found N errors`` line to count them)."""
     try:
         data = json.loads(text)
     except ValueError:
-        return _concise(text, root)
+        return _concise(text, root), None
     failures: list[Failure] = []
     for item in data if isinstance(data, list) else []:
         if not isinstance(item, dict) or len(failures) >= MAX_FAILURES:
@@ -242,7 +245,8 @@ def _ruff_json(text: str, root: str) -> list[Failure]:
         col = col if isinstance(col, int) else None
         kind = _lint_kind(code or "invalid-syntax", msg)
         failures.append(_diag(kind, file, line, col, code, msg))
-    return failures
+    total = len(data) if isinstance(data, list) else 0
+    return failures, Counts(failed=total, summary_seen=True)
 
 
 def parse_flake8(inp: ParserInput) -> ParseResult:

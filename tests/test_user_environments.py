@@ -137,3 +137,18 @@ def test_check_names_the_edited_file_when_the_user_sets_diff_mnemonic_prefix(
     (root / "calc.py").write_text("def add(a, b):\n    return a - b - 0\n")
     out = greenloop(root, "check")
     assert "YOUR LAST EDIT touched calc.py:2." in out.stdout, out.stdout
+
+
+def test_failed_run_reverts_and_keeps_the_attempt_despite_a_users_reference_transaction_hook(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    hook = root / ".git" / "hooks" / "reference-transaction"  # as git-branchless installs one
+    hook.write_text('#!/bin/sh\n[ "$1" = prepared ] && exit 1\nexit 0\n')
+    hook.chmod(0o755)
+    initial = git(root, "rev-parse", "HEAD")
+    out = greenloop(root, "run", "--agent", "echo '# tried' >> calc.py", "--yes")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert git(root, "rev-parse", "HEAD") == initial
+    kept = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()
+    assert "# tried" in git(root, "show", f"{kept[0]}:calc.py")

@@ -241,7 +241,7 @@ def diff_commits(root: Path, base: str, head: str, *, context: int = 3) -> str:
 
 
 def update_ref(root: Path, ref: str, sha: str, *, reason: str = "greenloop") -> None:
-    git(root, "update-ref", "-m", reason, ref, sha)
+    git(root, *NO_HOOKS, "update-ref", "-m", reason, ref, sha)
 
 
 def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
@@ -255,7 +255,7 @@ def reset_hard(root: Path, sha: str) -> None:
 
 
 def reset_soft(root: Path, sha: str) -> None:
-    git(root, "reset", "--quiet", "--soft", sha)
+    git(root, *NO_HOOKS, "reset", "--quiet", "--soft", sha)
 
 
 def checkout(root: Path, branch: str) -> None:

@@ -127,3 +127,13 @@ def test_check_from_a_source_subdirectory_verifies_the_work_tree_it_belongs_to(
     out = greenloop(root / "src" / "deep", "check")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "test_calc.py::test_add" in out.stdout
+
+
+def test_check_names_the_edited_file_when_the_user_sets_diff_mnemonic_prefix(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG)
+    git(root, "config", "diff.mnemonicPrefix", "true")  # `git diff` then prints i/ and w/
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b - 0\n")
+    out = greenloop(root, "check")
+    assert "YOUR LAST EDIT touched calc.py:2." in out.stdout, out.stdout

@@ -148,7 +148,15 @@ def tracked_paths(root: Path) -> tuple[str, ...]:
 
 def diff_head(root: Path, *, context: int = 0) -> str:
     """The uncommitted change against HEAD (tracked files), for anchoring the digest."""
-    result = git(root, "diff", f"-U{context}", "--no-color", "--no-ext-diff", "HEAD", check=False)
+    args = (
+        "diff",
+        f"-U{context}",
+        "--no-color",
+        "--no-ext-diff",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+    )
+    result = git(root, *args, "HEAD", check=False)
     return result.stdout if result.exit_code == 0 else ""
 
 

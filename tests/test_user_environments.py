@@ -167,3 +167,24 @@ def test_failed_run_whose_agent_ran_git_init_in_a_folder_reverts_and_leaves_that
     assert (root / "crate" / "f.txt").read_text() == "x\n"
     kept = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()
     assert "# tried" in git(root, "show", f"{kept[0]}:calc.py")
+
+
+def test_failed_run_leaves_no_rebase_in_progress_when_the_agent_left_a_conflicted_one(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "calc.py").write_text("def add(a, b):\n    return a * b\n")
+    git(root, "commit", "-qam", "side")
+    git(root, "checkout", "-q", "main")
+    initial = git(root, "rev-parse", "HEAD")
+    agent = "echo '# tried' >> calc.py && git commit -qam mine && git rebase -q side; true"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "the agent left a rebase in progress: ended with git rebase --quit" in out.stdout
+    assert not (root / ".git" / "rebase-merge").exists()  # its --abort would undo the revert
+    assert (git(root, "branch", "--show-current"), git(root, "rev-parse", "HEAD")) == (
+        "main\n",
+        initial,
+    )
+    assert git(root, "for-each-ref", "refs/greenloop/")

@@ -27,7 +27,7 @@ from greenloop.history import (
     recommend,
 )
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
-from greenloop.preflight import RepoState, note_by_products, preflight
+from greenloop.preflight import RepoState, note_by_products, operation_in_progress, preflight
 from greenloop.recover import clear_stale_git_locks
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
@@ -281,6 +281,7 @@ def commit_iteration(
     cleared = clear_stale_git_locks(run.state.git_dir, run.state.common_dir)
     if cleared:
         run.warnings.append(f"removed {', '.join(cleared)}: the agent left it, no process held it")
+    quit_operation(run)
     nested = set(git.unborn_repos(run.state.root)) - run.by_products
     if nested:  # left untracked, as a verifier's by-products are: never committed nor deleted
         run.by_products.update(nested)
@@ -307,6 +308,22 @@ def commit_iteration(
         agent_commits=list(info.agent_commits),
     )
     return info
+
+
+QUIT = {"a rebase": "rebase", "a rebase or am": "rebase", "a merge": "merge"}
+QUIT |= {"a cherry-pick": "cherry-pick", "a revert": "revert"}
+
+
+def quit_operation(run: RunState) -> None:
+    """A rebase, merge … the agent left half-done (a conflict) is forgotten, the tree kept as it
+    is: it would outlive the run, and its ``--abort`` would undo the revert."""
+    operation = operation_in_progress(run.state.git_dir) or ""
+    command = QUIT.get(operation)
+    if command:
+        git.git(run.state.root, *git.NO_HOOKS, command, "--quit", check=False)
+        run.warnings.append(
+            f"the agent left {operation} in progress: ended with git {command} --quit"
+        )
 
 
 def back_on_branch(run: RunState) -> None:

@@ -152,3 +152,18 @@ def test_failed_run_reverts_and_keeps_the_attempt_despite_a_users_reference_tran
     assert git(root, "rev-parse", "HEAD") == initial
     kept = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()
     assert "# tried" in git(root, "show", f"{kept[0]}:calc.py")
+
+
+def test_failed_run_whose_agent_ran_git_init_in_a_folder_reverts_and_leaves_that_folder(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    initial = git(root, "rev-parse", "HEAD")
+    agent = "git init -q crate && echo x > crate/f.txt && echo '# tried' >> calc.py"
+    out = greenloop(root, "run", "--agent", agent, "--yes")
+    assert out.returncode == 1, out.stdout + out.stderr  # not `git add failed`
+    assert "crate/: a git repository with no commit yet (git init); left untracked" in out.stdout
+    assert git(root, "rev-parse", "HEAD") == initial
+    assert (root / "crate" / "f.txt").read_text() == "x\n"
+    kept = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/").split()
+    assert "# tried" in git(root, "show", f"{kept[0]}:calc.py")

@@ -190,7 +190,16 @@ def config_value(root: Path, key: str, *, environ: Mapping[str, str] | None = No
 
 def add_all(root: Path) -> None:
     """Stage every change, new file and deletion in the work tree (ignored files stay out)."""
-    git(root, "add", "--all")
+    unborn = unborn_repos(root)
+    pathspec = ("--", ":/", *(f":(exclude,literal){p}" for p in unborn)) if unborn else ()
+    git(root, "add", "--all", *pathspec)
+
+
+def unborn_repos(root: Path) -> tuple[str, ...]:
+    """Untracked folders holding a repository with no commit yet (``git init`` run inside the
+    tree): git cannot stage them, and would refuse the whole ``add``."""
+    untracked = (p for p, code in status_paths(root).items() if code == "??" and p.endswith("/"))
+    return tuple(p for p in untracked if rev_parse(root / p, "HEAD") is None)
 
 
 def unstage(root: Path, paths: tuple[str, ...]) -> None:

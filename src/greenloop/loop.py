@@ -281,6 +281,13 @@ def commit_iteration(
     cleared = clear_stale_git_locks(run.state.git_dir, run.state.common_dir)
     if cleared:
         run.warnings.append(f"removed {', '.join(cleared)}: the agent left it, no process held it")
+    nested = set(git.unborn_repos(run.state.root)) - run.by_products
+    if nested:  # left untracked, as a verifier's by-products are: never committed nor deleted
+        run.by_products.update(nested)
+        shown = ", ".join(sorted(nested))
+        run.warnings.append(
+            f"{shown}: a git repository with no commit yet (git init); left untracked"
+        )
     info = checkpoints.commit_iteration(
         run.state,
         previous_sha=run.checkpoint,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -270,3 +271,25 @@ def test_check_runs_a_suite_that_sets_its_own_pythonpath_once_with_the_plugin(
     report = json.loads(out.stdout)
     assert "tests/test_calc.py::test_add" in json.dumps(report)
     assert "Error importing plugin" not in json.dumps(report)
+
+
+def test_check_is_green_on_a_colour_library_whose_tests_assert_colours_are_on(
+    make_repo: Callable[..., Path],
+) -> None:
+    # as kleur's tests do: greenloop forced NO_COLOR=1 on every verifier and made them red
+    paint = (
+        "import os\n\n\ndef red(text):\n"
+        "    if 'NO_COLOR' in os.environ or 'TQDM_DISABLE' in os.environ:\n        return text\n"
+        "    return f'\\x1b[31m{text}\\x1b[39m'\n"
+    )
+    tests = "from paint import red\n\n\ndef test_red_is_coloured_by_default():\n    assert red('x') == '\\x1b[31mx\\x1b[39m'\n"
+    root = make_repo(
+        {"paint.py": paint, "test_paint.py": tests, "pyproject.toml": PYPROJECT.format(py=PY)}
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TQDM_DISABLE")}
+    out = subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), "check"],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed" in out.stdout

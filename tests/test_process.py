@@ -120,13 +120,17 @@ def test_stdin_is_closed_so_a_command_reading_input_gets_eof() -> None:
     assert not result.timed_out
 
 
-def test_quiet_environment_sets_no_color_and_drops_colour_forcers() -> None:
+def test_environment_keeps_the_callers_colour_variables_and_only_turns_pagers_off() -> None:
     env = build_env({"FORCE_COLOR": "1", "CLICOLOR_FORCE": "1", "HOME": "/x"})
-    assert env["NO_COLOR"] == "1"
-    assert env["CARGO_TERM_COLOR"] == "never"
-    assert "FORCE_COLOR" not in env
-    assert "CLICOLOR_FORCE" not in env
-    assert env["HOME"] == "/x"
+    assert env == {
+        "FORCE_COLOR": "1",
+        "CLICOLOR_FORCE": "1",
+        "HOME": "/x",
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "CARGO_TERM_COLOR": "never",
+    }
+    assert "NO_COLOR" not in build_env({})
 
 
 def test_progress_bar_carriage_returns_keep_only_the_final_state() -> None:

@@ -2,8 +2,9 @@
 """Re-run each corpus case through ``greenloop check`` itself and compare with the case's facts.
 
 tests/test_conformance.py replays the runner's captured output through parse -> classify -> digest.
-``greenloop check`` does more: its own environment (NO_COLOR=1, ...) and side channels (the pytest
-plugin's report, ``GOFLAGS=-v`` for ``go test``, node's junit reporter), and its byte cap. This
+``greenloop check`` does more: its own environment (PAGER=cat; the caller's colour variables kept)
+and side channels (the pytest plugin's report, ``GOFLAGS=-v`` for ``go test``, node's junit
+reporter), and its byte cap. This
 script re-creates each case's mutant in the checkout, runs ``greenloop check --no-cache --format
 json -- <argv>`` there with the runner's environment, and prints what differs from the facts: the
 verdict class, the counts, the first failing id, error type, message and mutated frame in the

@@ -14,6 +14,8 @@ Rules:
   directory inside its own assignment (``command``), or its value would drop the plugin and every run
   would be spoiled and run twice.
 - ``RUFF_OUTPUT_FORMAT=json`` only when argv[0] is ruff itself, not ``ruff format`` and no shell.
+- ``MYPY_FORCE_TERMINAL_WIDTH=2000`` when the command names mypy (a project testing its mypy
+  plugin through pytest keeps the width its expected outputs were written at).
 - ``GOFLAGS=-v`` only when argv is exactly ``go test ...`` (every test's result, so the counts):
   not ``-json``, whose events are ~7x the bytes of the same text, so on a suite of ~1 000 tests
   the capture cap dropped the middle of the run and its failures with it (BurntSushi/toml).
@@ -90,6 +92,8 @@ def prepare(
         env["NODE_OPTIONS"] = _prepend(environ.get("NODE_OPTIONS"), _node_flags(node_junit), " ")
     if _is_ruff_check(argv):
         env["RUFF_OUTPUT_FORMAT"] = "json"
+    if {"mypy", "dmypy"} & set(_words(argv)):
+        env["MYPY_FORCE_TERMINAL_WIDTH"] = "2000"  # --pretty output unwrapped, one line a note
     if argv[:2] == ("go", "test"):
         env["GOFLAGS"] = _prepend(environ.get("GOFLAGS"), "-v", " ")
     return Instrumentation(

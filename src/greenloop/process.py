@@ -28,17 +28,11 @@ KILL_GRACE_S = 2.0
 DRAIN_S = 1.0
 READ_SIZE = 1 << 20
 
-QUIET_ENV = {
-    "NO_COLOR": "1",
-    "CARGO_TERM_COLOR": "never",
-    "MYPY_FORCE_TERMINAL_WIDTH": "2000",
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "TQDM_DISABLE": "1",
-    "PIP_PROGRESS_BAR": "off",
-}
-# Variables that force colour back on; FORCE_COLOR=0 itself makes pytest colour (issue 2).
-COLOUR_FORCERS = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
+# What every command greenloop starts gets: no pager, and no colour from cargo itself. Nothing a
+# program under test could read as behaviour: NO_COLOR, FORCE_COLOR, TQDM_DISABLE … reach it as the
+# caller set them (a colour library's tests assert colours are on by default: kleur ran red under a
+# forced NO_COLOR=1), and the colour a tool prints is stripped as its output is read.
+QUIET_ENV = {"CARGO_TERM_COLOR": "never", "PAGER": "cat", "GIT_PAGER": "cat"}
 # Exit statuses a shell reports for a child killed by these signals (128 + N).
 FATAL_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
 
@@ -104,8 +98,8 @@ def watch_output(watch: Callable[[bytes], None]) -> Iterator[None]:
 def build_env(
     environ: Mapping[str, str] = os.environ, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment for a verifier or agent: the caller's, made quiet and colourless."""
-    env = {k: v for k, v in environ.items() if k not in COLOUR_FORCERS}
+    """The environment for a verifier or agent: the caller's, with no pager."""
+    env = dict(environ)
     env.update(QUIET_ENV)
     if extra:
         env.update(extra)

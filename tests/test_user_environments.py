@@ -188,3 +188,14 @@ def test_failed_run_leaves_no_rebase_in_progress_when_the_agent_left_a_conflicte
         initial,
     )
     assert git(root, "for-each-ref", "refs/greenloop/")
+
+
+def test_check_names_an_edited_file_with_a_non_ascii_name_as_itself(
+    make_repo: Callable[..., Path],
+) -> None:
+    tests = "from módulo import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    config = CONFIG.replace('redact = ["SEKRET[0-9]+"]\n', "")
+    root = make_repo({"módulo.py": CALC_BUG, "test_calc.py": tests, "pyproject.toml": config})
+    (root / "módulo.py").write_text("def add(a, b):\n    return a - b - 0\n")
+    out = greenloop(root, "check")
+    assert "YOUR LAST EDIT touched módulo.py:2." in out.stdout, out.stdout

@@ -14,6 +14,8 @@ GIT_TIMEOUT_S = 120.0
 KEEP_GIT_VARS = frozenset({"GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})
 # A hooks directory that cannot hold hooks: no user hook runs on our own commits or checkouts.
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# Diff headers name a non-ASCII path as itself (módulo.py), not git's "b/m\303\263dulo.py".
+UNQUOTED = ("-c", "core.quotePath=false")
 
 
 def no_git_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
@@ -156,7 +158,7 @@ def diff_head(root: Path, *, context: int = 0) -> str:
         "--src-prefix=a/",
         "--dst-prefix=b/",
     )
-    result = git(root, *args, "HEAD", check=False)
+    result = git(root, *UNQUOTED, *args, "HEAD", check=False)
     return result.stdout if result.exit_code == 0 else ""
 
 
@@ -246,7 +248,7 @@ def diff_names(root: Path, base: str, head: str) -> tuple[str, ...]:
 def diff_commits(root: Path, base: str, head: str, *, context: int = 3) -> str:
     """The patch from ``base`` to ``head``: no colour, no external diff, stable a/ b/ prefixes."""
     args = ("diff", f"-U{context}", "--no-color", "--no-ext-diff", "--no-textconv")
-    return git(root, *args, "--src-prefix=a/", "--dst-prefix=b/", base, head).stdout
+    return git(root, *UNQUOTED, *args, "--src-prefix=a/", "--dst-prefix=b/", base, head).stdout
 
 
 def update_ref(root: Path, ref: str, sha: str, *, reason: str = "greenloop") -> None:

@@ -3,6 +3,7 @@ verifier or an agent that misbehaves. Real git repos in tmp dirs, real ``greenlo
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -199,3 +200,17 @@ def test_check_names_an_edited_file_with_a_non_ascii_name_as_itself(
     (root / "módulo.py").write_text("def add(a, b):\n    return a - b - 0\n")
     out = greenloop(root, "check")
     assert "YOUR LAST EDIT touched módulo.py:2." in out.stdout, out.stdout
+
+
+def test_run_says_git_is_missing_when_git_is_not_on_path(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"a.txt": "x\n"})
+    tools = tmp_path / "bin"  # a PATH with a shell but no git
+    tools.mkdir()
+    (tools / "sh").symlink_to("/bin/sh")
+    env = {**os.environ, "PATH": str(tools)}
+    out = greenloop(root, "run", "--agent", "true", "--yes", "--", "true", env=env)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "git: command not found: greenloop run needs git" in out.stderr
+    assert "not inside a git work tree" not in out.stderr

@@ -53,6 +53,8 @@ class RepoState:
 def preflight(cwd: Path) -> RepoState:
     """Check the repository can host a run; raise FatalError with the fix, touching nothing."""
     probe = git.git(cwd, "rev-parse", "--is-inside-work-tree", check=False)
+    if probe.error:  # git itself could not start: not a question about the repository
+        raise FatalError(f"{probe.error}: greenloop run needs git; install it or put it on PATH")
     if probe.exit_code != 0 or probe.stdout.strip() != "true":
         raise FatalError(_not_a_work_tree(cwd, probe.stderr))
     root = git.get_root(cwd) or cwd

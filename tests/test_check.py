@@ -293,3 +293,27 @@ def test_check_is_green_on_a_colour_library_whose_tests_assert_colours_are_on(
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 passed" in out.stdout
+
+
+def test_check_digest_has_no_colour_codes_when_ci_forces_colour(
+    make_repo: Callable[..., Path],
+) -> None:
+    # FORCE_COLOR=1 (set by many CI configurations) reaches the verifier, and pytest then colours
+    # the reports greenloop's plugin writes too, JSON-escaped
+    root = make_repo(
+        {
+            "calc.py": "def add(a, b)\n    return a + b\n",
+            "test_calc.py": TESTS,
+            "pyproject.toml": PYPROJECT.format(py=PY),
+        }
+    )
+    env = {**os.environ, "FORCE_COLOR": "1"}
+    out = subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), "check"],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert "SyntaxError: expected ':'" in out.stdout
+    assert "at calc.py:1" in out.stdout
+    assert "[1m" not in out.stdout
+    assert "\x1b" not in out.stdout

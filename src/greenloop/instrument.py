@@ -49,6 +49,8 @@ PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini"
 # A shell assignment to PYTHONPATH at the start of a word (not ``${PYTHONPATH}``, not ``X_PYTHONPATH=``)
 _SETS_PYTHONPATH = r"(?:^|(?<=[\s;&|(`]))PYTHONPATH="
 _VALUE_ENDS = " \t\n;&|)`"
+# A CSI sequence (colour, cursor) whose ESC is raw, JSON-escaped or an XML character reference
+_COLOUR = r"(?:\x1b|\\u001[bB]|&#27;|&#x1[bB];)\[[0-?]*[ -/]*[@-~]"
 # pytest's message when PYTEST_PLUGINS arrives but our PYTHONPATH did not (e.g. a filtered env).
 PLUGIN_LOAD_ERROR = f'Error importing plugin "{PLUGIN_MODULE}"'
 
@@ -232,11 +234,14 @@ def _fresh(path: Path, started_at: float) -> bool:
 
 
 def _read(path: Path) -> str:
+    """A side file's text without colour: a tool whose colour is forced (FORCE_COLOR=1 in CI,
+    ``--color=yes``) writes it into its reports too, raw, JSON-escaped or as an XML reference."""
     try:
         with path.open("rb") as handle:
-            return handle.read(MAX_ARTIFACT_BYTES).decode("utf-8", errors="replace")
+            text = handle.read(MAX_ARTIFACT_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
+    return re.sub(_COLOUR, "", text) if "[" in text else text
 
 
 def spoiled(inst: Instrumentation, output: str) -> bool:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from cli_process import git, greenloop
 from greenloop import verify_cache
 from test_claude_hook import CALC_BUG, hook, project, reply, stop_event
 
@@ -40,23 +40,6 @@ def unwritable(folder: Path) -> Iterator[None]:
 
 def user_env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
-
-
-def greenloop(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "greenloop", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def git(root: Path, *args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
-    return out.stdout
 
 
 def test_run_refuses_a_git_dir_this_user_cannot_write_and_touches_nothing(

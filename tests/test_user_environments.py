@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cli_process import git, greenloop
 from test_claude_hook import CALC_BUG, PYTEST, project
 
 SECRET_TESTS = (
@@ -20,25 +20,6 @@ CONFIG = (
     '[tool.greenloop]\nmax_iters = 1\nredact = ["SEKRET[0-9]+"]\n'
     f'[[tool.greenloop.stage]]\nname = "mytests"\nrun = "{PYTEST}"\n'
 )
-
-
-def greenloop(
-    cwd: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "greenloop", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def git(root: Path, *args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
-    return out.stdout
 
 
 def test_run_from_a_subdirectory_reads_the_configuration_of_the_repository_it_runs_on(

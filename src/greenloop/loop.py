@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, record, rollback, signals, squash, trust
+from greenloop import checkpoints, git, leftovers, record, rollback, signals, squash, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -27,8 +27,7 @@ from greenloop.history import (
     recommend,
 )
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
-from greenloop.preflight import RepoState, note_by_products, operation_in_progress, preflight
-from greenloop.recover import clear_stale_git_locks
+from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
 from greenloop.wording import plural
@@ -277,18 +276,7 @@ def verifier_by_products(run: RunState) -> tuple[str, ...]:
 def commit_iteration(
     run: RunState, n: int, outcome: AgentOutcome, *, exclude: tuple[str, ...] = ()
 ) -> checkpoints.CommitInfo:
-    # the agent's processes are gone: a git lock no process holds was left by one of them
-    cleared = clear_stale_git_locks(run.state.git_dir, run.state.common_dir)
-    if cleared:
-        run.warnings.append(f"removed {', '.join(cleared)}: the agent left it, no process held it")
-    quit_operation(run)
-    nested = set(git.unborn_repos(run.state.root)) - run.by_products
-    if nested:  # left untracked, as a verifier's by-products are: never committed nor deleted
-        run.by_products.update(nested)
-        shown = ", ".join(sorted(nested))
-        run.warnings.append(
-            f"{shown}: a git repository with no commit yet (git init); left untracked"
-        )
+    leftovers.before_commit(run)
     info = checkpoints.commit_iteration(
         run.state,
         previous_sha=run.checkpoint,
@@ -298,7 +286,7 @@ def commit_iteration(
         run_id=run.run_id,
         exclude=exclude,
     )
-    back_on_branch(run)
+    leftovers.back_on_branch(run)
     run.rec.write(f"iter-{n}/diff.patch", checkpoints.diff_since(run.state, run.checkpoint))
     run.rec.event(
         "commit",
@@ -308,39 +296,6 @@ def commit_iteration(
         agent_commits=list(info.agent_commits),
     )
     return info
-
-
-QUIT = {"a rebase": "rebase", "a rebase or am": "rebase", "a merge": "merge"}
-QUIT |= {"a cherry-pick": "cherry-pick", "a revert": "revert"}
-
-
-def quit_operation(run: RunState) -> None:
-    """A rebase, merge … the agent left half-done (a conflict) is forgotten, the tree kept as it
-    is: it would outlive the run, and its ``--abort`` would undo the revert."""
-    operation = operation_in_progress(run.state.git_dir) or ""
-    command = QUIT.get(operation)
-    if command:
-        git.git(run.state.root, *git.NO_HOOKS, command, "--quit", check=False)
-        run.warnings.append(
-            f"the agent left {operation} in progress: ended with git {command} --quit"
-        )
-
-
-def back_on_branch(run: RunState) -> None:
-    """The agent switched branches (``git checkout -b``) or detached HEAD: its checkpointed work
-    goes back on the run's branch when that is a fast-forward, so the run ends where it began."""
-    state = run.state
-    now = git.current_branch(state.root)
-    if now == state.branch:
-        return
-    tip = git.rev_parse(state.root, f"refs/heads/{state.branch}")
-    where = f"branch {now}" if now else "a detached HEAD"
-    if tip is None or git.is_ancestor(state.root, tip, _head(run)):
-        with checkpoints.critical():
-            git.checkout_here(state.root, state.branch)
-        run.warnings.append(f"the agent moved to {where}; its work was put back on {state.branch}")
-    else:
-        run.warnings.append(f"the agent moved to {where}; branch {state.branch} was not changed")
 
 
 def verify_and_decide(

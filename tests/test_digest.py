@@ -117,6 +117,18 @@ def test_repeat_note_names_the_count_and_the_files_earlier_attempts_changed() ->
     )
 
 
+def test_repeat_note_after_one_edit_says_the_error_predates_it_not_that_nothing_changed() -> None:
+    # the same error at the baseline and after the first edit: no earlier *attempt* saw it
+    result, root = load("pytest", "deep_exception")
+    history = History(times_seen=2, only_before_edits=True)
+    digest = build_digest(result, root=root, history=history)
+    assert (
+        "This is the 2nd time this error appears; it was there before the first edit, and the "
+        "last edit did not change it." in digest.text
+    )
+    assert "earlier attempts changed no files" not in digest.text
+
+
 def test_signature_ignores_durations_addresses_and_tmp_paths() -> None:
     a = normalize("boom at 0x7f3a2b in /tmp/pytest-of-root/x/test.py after 2.31s pid 4242")
     b = normalize("boom at 0x1111 in /tmp/other/y/test.py after 0.02s pid 17")

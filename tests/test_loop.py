@@ -150,6 +150,9 @@ def test_same_failures_twice_in_a_row_stop_as_stalled(calc_repo: Path) -> None:
     )
     assert result.result is Result.STALLED
     assert result.iterations == 1
+    digest = (Path(result.record_dir) / "iter-1" / "digest.md").read_text()
+    assert "it was there before the first edit, and the last edit did not change it" in digest
+    assert "earlier attempts changed no files" not in digest
 
 
 def test_going_back_to_earlier_failures_stops_as_circular(calc_repo: Path) -> None:

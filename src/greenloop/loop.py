@@ -564,6 +564,7 @@ def _digest_history(run: RunState, check: CheckResult) -> History:
         previous_failing=run.last_digest.failing_ids,
         times_seen=len(seen) + 1 if seen else 0,
         earlier_files=tuple(earlier),
+        only_before_edits=bool(seen) and all(o.iteration == 0 for o in seen),
         subset=run.last_subset,
         flaky=tuple(run.flaky),
     )

@@ -36,6 +36,8 @@ class History:
     """How many times this same signature has appeared, this one included (case 4)."""
     earlier_files: tuple[str, ...] = ()
     """Files earlier attempts changed."""
+    only_before_edits: bool = False
+    """Every earlier sighting was the baseline's: no earlier attempt of the agent saw it."""
     subset: bool = False
     """The run covered only the previously failing tests."""
     reverted: str = ""
@@ -181,8 +183,11 @@ def _progress(failures: tuple[Failure, ...], history: History) -> str:
 def _repeat_note(history: History) -> str:
     n = history.times_seen
     nth = _ORDINAL.get(n, f"{n}th")
-    files = ", ".join(history.earlier_files) or "no files"
-    return f"This is the {nth} time this error appears; earlier attempts changed {files}. A different hypothesis is needed."
+    if history.only_before_edits:
+        why = "it was there before the first edit, and the last edit did not change it"
+    else:
+        why = f"earlier attempts changed {', '.join(history.earlier_files) or 'no files'}"
+    return f"This is the {nth} time this error appears; {why}. A different hypothesis is needed."
 
 
 # Import names whose pip distribution is called something else.

@@ -195,3 +195,20 @@ def test_run_says_git_is_missing_when_git_is_not_on_path(
     assert out.returncode == 2, out.stdout + out.stderr
     assert "git: command not found: greenloop run needs git" in out.stderr
     assert "not inside a git work tree" not in out.stderr
+
+
+def test_the_reports_bring_back_command_works_whatever_the_users_diff_configuration(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    git(root, "config", "diff.noprefix", "true")  # `git diff` then prints no a/ b/ for apply
+    git(root, "config", "diff.external", "/bin/false")
+    out = greenloop(root, "run", "--agent", "echo '# tried' >> calc.py", "--yes")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "# tried" not in (root / "calc.py").read_text()  # reverted
+    command = out.stdout.split("To bring them back into the tree: ", 1)[1].splitlines()[0]
+    back = subprocess.run(
+        ["sh", "-c", command], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert back.returncode == 0, back.stderr
+    assert (root / "calc.py").read_text().endswith("# tried\n")

@@ -606,8 +606,8 @@ def _attempt_note(run: RunState, attempt: str) -> str:
     shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
     return (
         f" Moved there: {len(files)} changed file(s){': ' + shown if files else ''}. "
-        f"To bring them back into the tree: git diff --binary {run.state.initial_sha[:12]} {attempt} "
-        "| git apply"
+        "To bring them back into the tree: git diff --binary --no-ext-diff --src-prefix=a/ "
+        f"--dst-prefix=b/ {run.state.initial_sha[:12]} {attempt} | git apply"
     )
 
 

@@ -24,8 +24,11 @@ def repo_dir(common_dir: Path, environ: Mapping[str, str] = os.environ) -> Path 
     if os.access(own if own.is_dir() else common_dir, os.W_OK):
         return own
     cache = user_cache(environ)
-    if cache is None:
-        return None
+    return cache / "repos" / path_key(common_dir) if cache is not None else None
+
+
+def path_key(path: Path) -> str:
+    """A folder name of the user's cache that stands for ``path``."""
     import hashlib  # only here: ~2 ms of OpenSSL set-up the hook's usual path never pays
 
-    return cache / "repos" / hashlib.sha256(os.fsencode(common_dir)).hexdigest()[:16]
+    return hashlib.sha256(os.fsencode(path)).hexdigest()[:16]

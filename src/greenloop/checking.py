@@ -140,10 +140,8 @@ def main_check(args: argparse.Namespace) -> int:
     from greenloop import report
     from greenloop.digest import build_digest
 
-    root = verified_dir(Path(args.repo).resolve(), args.command)
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
-    config = load_config(root, overrides)
-    cascade = resolve_cascade(root, config, args.command)
+    root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
     store = cache_store(root, config, wanted=args.cache)
     result = run_or_reuse(root, cascade, config, store=store)
@@ -161,20 +159,26 @@ def main_check(args: argparse.Namespace) -> int:
 def main_detect(args: argparse.Namespace) -> int:
     from greenloop import report
 
-    root = verified_dir(Path(args.repo).resolve(), args.command)
-    cascade = resolve_cascade(root, load_config(root), args.command)
+    _, _, cascade = located(Path(args.repo).resolve(), args.command)
     sys.stdout.write(report.render_cascade(cascade, args.format))
     return 0
 
 
-def verified_dir(cwd: Path, command: Sequence[str]) -> Path:
-    """``cwd``; or its work tree's top when nothing in ``cwd`` says how to verify (``src/``)."""
-    cascade = detect_cascade(cwd, load_config(cwd), command)
+def located(
+    cwd: Path, command: Sequence[str], overrides: Mapping[str, object] | None = None
+) -> tuple[Path, Config, Cascade]:
+    """The directory to verify, its configuration and its cascade: ``cwd``'s, or its work tree's
+    top's when nothing in ``cwd`` says how to verify (``src/``)."""
+    config = load_config(cwd, overrides)
+    cascade = detect_cascade(cwd, config, command)
     if cascade is not None and cascade.stages:
-        return cwd
+        _log_executables(cwd, cascade)
+        return cwd, config, cascade
     from greenloop import git
 
-    return git.get_root(cwd) or cwd
+    top = git.get_root(cwd) or cwd
+    config = load_config(top, overrides) if top != cwd else config
+    return top, config, resolve_cascade(top, config, command)
 
 
 def _untracked(root: Path) -> set[str] | None:
@@ -194,9 +198,8 @@ def _tell_by_products(root: Path, before: set[str] | None) -> None:
     after = _untracked(root)
     made = tuple(sorted(after - before)) if before is not None and after is not None else ()
     if made:
-        with contextlib.suppress(
-            OSError
-        ):  # a git dir this user cannot write: only the note is lost
+        # a git dir this user cannot write: only the note is lost
+        with contextlib.suppress(OSError):
             note_by_products(git.common_dir(root), made)
         print(
             f"greenloop: the verifier created {', '.join(made[:10])} (untracked): commit them, or "

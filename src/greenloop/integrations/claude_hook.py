@@ -176,7 +176,7 @@ def _allow(message: str) -> HookReply:
 def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
     """The repository root and the hook's state directory: in the git dir, or in the user's cache
     when this user cannot write the git dir or there is no repository."""
-    from greenloop.cachedir import repo_dir, user_cache
+    from greenloop.cachedir import path_key, repo_dir, user_cache
 
     if not cwd.is_dir():
         raise FatalError(f"the hook's working directory {cwd} does not exist")
@@ -190,10 +190,7 @@ def locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path]:
             f"nowhere to keep the hook's state: {common or root} cannot be written and neither "
             "XDG_CACHE_HOME nor HOME is set"
         )
-    import hashlib
-
-    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return root, cache / "hooks" / key
+    return root, cache / "hooks" / path_key(root)
 
 
 def _repository(cwd: Path) -> tuple[Path, Path | None]:

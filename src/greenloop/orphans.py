@@ -118,14 +118,15 @@ def stop_escaped(
     while True:
         found = _find(tag, busy, marks)
         live = [p for p in found if not p.dead]
-        reaped = _reap(p.pid for p in found if p.dead and p.ppid == os.getpid())
+        # a zombie whose threads are still exiting cannot be reaped yet: it is waited for too
+        _reap(p.pid for p in found if p.dead and p.ppid == os.getpid())
         for p in live:
             if p.pgrp != pgid and p.pid not in stopped:  # the group's own are not escapes
                 stopped[p.pid] = Escaped(pid=p.pid, name=_comm(p.pid))
         elapsed = time.monotonic() - start
-        if (not live and not reaped) or elapsed > 2 * grace_s:
+        if not found or elapsed > 2 * grace_s:
             break
-        for p in live:
+        for p in found:  # a zombie too: its leader may be gone while its other threads run
             if p.pid not in termed:
                 _signal(p.pid, signal.SIGTERM)
                 termed.add(p.pid)
@@ -140,12 +141,10 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
-def _reap(pids: Iterable[int]) -> bool:
-    reaped = False
+def _reap(pids: Iterable[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
-            reaped = os.waitpid(pid, os.WNOHANG)[0] == pid or reaped
-    return reaped
+            os.waitpid(pid, os.WNOHANG)
 
 
 def _find(tag: str, busy: Collection[int], marks: _Marks) -> list[_Proc]:

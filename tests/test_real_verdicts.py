@@ -268,3 +268,50 @@ def test_pytest_conftest_import_error_is_the_codes_unless_a_module_is_missing(
     )
     judged = classify(run, parsed, command=" ".join(argv), repo_modules={"mypkg"})
     assert judged.verdict is verdict, judged
+
+
+def _live(argv: list[str], cwd: Path) -> tuple[ProcessResult, ParseResult]:
+    run = run_command(argv, cwd=cwd, timeout_s=120)
+    parsed = parse_output(
+        ParserInput(
+            argv=run.argv,
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            merged=run.merged,
+            root=str(cwd),
+        )
+    )
+    return run, parsed
+
+
+@pytest.mark.parametrize(
+    ("args", "evidence"),
+    [
+        (("-m", "mypy"), "mypy: error: Missing target module, package, files, or command."),
+        (("-m", "mypy", "--no-such-flag", "."), "mypy: error: unrecognized arguments"),
+        (("ruff", "check", "--no-such-flag", "."), "error: unexpected argument '--no-such-flag'"),
+    ],
+)
+def test_a_verifier_command_its_tool_refuses_as_a_usage_error_is_an_environment_failure(
+    tmp_path: Path, args: tuple[str, ...], evidence: str
+) -> None:
+    # more-itertools: `[mypy]` in setup.cfg without `files =`, so a bare `mypy` exits 2 at its
+    # usage; no edit of the code fixes the command line, the agent must not be sent it
+    (tmp_path / "setup.cfg").write_text("[mypy]\nstrict = true\n")
+    (tmp_path / "ok.py").write_text("X: int = 1\n")
+    tool = str(Path(sys.executable).with_name(args[0])) if args[0] == "ruff" else sys.executable
+    run, parsed = _live([tool, *args[1:]] if args[0] == "ruff" else [tool, *args], tmp_path)
+    assert run.exit_code == 2, run.merged
+    judged = classify(run, parsed, command=" ".join(run.argv))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert judged.evidence.startswith(evidence)
+    assert judged.wrong_command
+
+
+def test_a_type_error_mypy_finds_is_still_the_codes_failure(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[mypy]\nstrict = true\n")
+    (tmp_path / "bad.py").write_text('X: int = "one"\n')
+    run, parsed = _live([sys.executable, "-m", "mypy", "."], tmp_path)
+    assert run.exit_code == 1, run.merged
+    assert classify(run, parsed, command="mypy .").verdict is Verdict.FAILED

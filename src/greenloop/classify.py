@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ class Classification:
     missing_module: str = ""
     missing_command: str = ""
     """The command the shell could not find (``sh: 1: pnpm: not found`` -> pnpm)."""
+    wrong_command: bool = False
+    """The verifier's tool refused its own command line (a usage error)."""
 
 
 # A command string that makes failure look like success (seed step 6, OP-5).
@@ -101,6 +104,7 @@ _NOT_FOUND = r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$"
 _NO_MODULE = r"No module named '?([\w.]+)'?"
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
+USAGE_MAX_LINES = 40  # a usage error is the whole output (with a runner's preamble at most)
 
 
 def classify(
@@ -180,6 +184,14 @@ def environment_problem(
             reasons=(f"pytest {what} (exit {run.exit_code})",),
             evidence=_last_line(run.merged),
         )
+    usage = usage_error(run)
+    if usage:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=("the verifier's command line is wrong (a usage error)",),
+            evidence=usage,
+            wrong_command=True,
+        )
     text = run.merged
     missing = missing_third_party(text, repo_modules)
     if missing:
@@ -200,6 +212,25 @@ def environment_problem(
                 missing_command=gone["cmd"] if gone else "",
             )
     return None
+
+
+def usage_error(run: ProcessResult) -> str:
+    """The error line when the command itself refused its arguments (no code edit fixes that):
+    argparse's ``usage: mypy …`` + ``mypy: error: …``, clap's ``error: …`` + ``Usage: ruff …``.
+    Only from a program the command names, in an output that is little more than the usage."""
+    lines = run.merged.strip().splitlines()
+    if len(lines) > USAGE_MAX_LINES or "sage: " not in run.merged:
+        return ""
+    words = {os.path.basename(w) for arg in run.argv for w in re.findall(r"[\w./+-]+", arg)}
+    for line in lines:
+        head = re.match(r"^[Uu]sage: ([\w.-]+)", line)
+        prog = head.group(1) if head else ""
+        if prog not in words:
+            continue
+        errors = [x for x in lines if x.startswith((f"{prog}: error: ", "error: "))]
+        if errors:
+            return errors[0].strip()
+    return ""
 
 
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:

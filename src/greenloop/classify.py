@@ -101,6 +101,7 @@ ENV_PATTERNS = (
 )
 # sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins
 _NOT_FOUND = r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$"
+_MISMATCH = r"imported module '(?P<module>[\w.]+)' has this __file__ attribute:\s+(?P<path>\S+)"
 _NO_MODULE = r"No module named '?([\w.]+)'?"
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
@@ -113,6 +114,7 @@ def classify(
     *,
     command: str,
     repo_modules: Collection[str] = (),
+    root: str = "",
 ) -> Classification:
     """Decide one stage's verdict. The exit code decides pass or fail; the output explains."""
     if run.timed_out:
@@ -127,7 +129,7 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = environment_problem(run, parsed, repo_modules)
+    env = environment_problem(run, parsed, repo_modules) or foreign_import(run, root)
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -243,6 +245,28 @@ def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
             continue  # the project's own module, or a misspelling of it: a code error
         return name
     return ""
+
+
+def foreign_import(run: ProcessResult, root: str) -> Classification | None:
+    """pytest's "import file mismatch" when the module came from outside the repository: the
+    environment imports another checkout's copy (an editable install of a second clone) or a moved
+    tree's stale bytecode. Inside it, two test files share a basename: the code's to fix."""
+    if not root or run.exit_code == 0 or "import file mismatch" not in run.merged:
+        return None
+    home = os.path.realpath(root)
+    for m in re.finditer(_MISMATCH, run.merged):
+        path = os.path.realpath(m["path"])  # as pytest prints it, resolved as the root is
+        if os.path.isabs(m["path"]) and os.path.commonpath([path, home]) != home:
+            return Classification(
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(
+                    f"pytest imported {m['module']} from outside this repository: the environment "
+                    "has another copy of it (reinstall it from here: pip install -e .; or remove "
+                    "stale __pycache__)",
+                ),
+                evidence=f"imported module '{m['module']}' has this __file__ attribute: {path}",
+            )
+    return None
 
 
 def worst(verdicts: Collection[Verdict]) -> Verdict:

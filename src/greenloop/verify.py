@@ -166,7 +166,7 @@ def run_stage(
             root=str(root),
         )
     )
-    verdict = classify(result, parsed, command=stage.display, repo_modules=modules)
+    verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
     return StageRun(
         stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
     )

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -107,6 +108,23 @@ def test_check_stops_a_daemon_left_by_a_stage_that_timed_out(
     assert re.search("test: " + LINE.format(pid=pid), out.stdout), out.stdout
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_check_stopped_by_a_signal_stops_the_daemon_its_running_stage_started(
+    make_repo: Callable[..., Path], daemons: Path, sig: signal.Signals
+) -> None:
+    pidfile = daemons / "test.pid"
+    root = repo(make_repo, stage("test", f"{PY} escape.py daemon {pidfile} {daemons}/log hang"))
+    argv = [PY, "-m", "greenloop", "check"]
+    with subprocess.Popen(argv, cwd=root, start_new_session=True) as check:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check.send_signal(sig)
+        check.wait(timeout=60)
+    pid = pid_of(pidfile)
+    assert gone(pid), f"the daemon {pid} outlived greenloop check stopped by {sig.name}"
+
+
 def test_run_stops_a_daemon_the_agent_command_left_and_reports_it(
     make_repo: Callable[..., Path], daemons: Path
 ) -> None:
@@ -150,9 +168,7 @@ def test_process_leaves_a_daemon_alive_for_a_command_run_without_stop_escaped_li
 
 
 def test_orphans_scan_of_proc_finds_a_child_by_its_parent_pid_like_the_children_files() -> None:
-    from subprocess import Popen
-
-    with Popen([PY, "-c", "import time; time.sleep(30)"]) as child:
+    with subprocess.Popen([PY, "-c", "import time; time.sleep(30)"]) as child:
         try:
             assert child.pid in orphans.scan_parents()[os.getpid()]
             assert child.pid in orphans.child_lister()(os.getpid())

@@ -12,8 +12,8 @@ checks that each of them STILL fails, so a fix must remove its entry (a strict x
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,22 @@ from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
 
 REAL = Path(__file__).parent / "resources" / "real"
+COMPARE = Path(__file__).parents[1] / "scripts" / "conformance" / "compare.py"
 CASES = sorted(p.parent for p in REAL.glob("*/*/case.json"))
 BUDGET = 2000
+
+
+def _load_compare() -> Any:
+    """scripts/conformance/compare.py, the comparison live.py uses too (not a package: by path)."""
+    spec = importlib.util.spec_from_file_location("conformance_compare", COMPARE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
@@ -80,64 +94,11 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def frame_found(frame: str, text: str) -> bool:
-    """``c.py:6`` or ``File ".../c.py", line 6`` (the file's basename and the line on one line)."""
-    path, _, line = frame.rpartition(":")
-    base = re.escape(path.rsplit("/", 1)[-1])
-    return re.search(rf"{base}\b[^\n]*?\b{line}\b", text) is not None
-
-
 def mismatches(data: dict[str, Any]) -> list[str]:
     """Every fact of the case that greenloop's verdict, digest or counts gets wrong."""
-    got = check(data)
-    facts, unverified = data["facts"], set(data["facts_unverified"])
-    digest = got["digest"]
-    wrong = []
-    if got["verdict"] != facts["verdict"]:
-        wrong.append(f"verdict {got['verdict']!r}, expected {facts['verdict']!r}")
-    ids = facts["failing_ids"]
-    if ids and f"failing_ids:{ids[0]}" not in unverified and ids[0] not in digest:
-        wrong.append(f"first failing id {ids[0]!r} not in the digest")
-    for key in ("error_type", "message"):
-        value = facts[key]
-        if value and f"{key}:{value}" not in unverified and value not in digest:
-            wrong.append(f"{key} {value!r} not in the digest")
-    frame = facts["frame"]
-    if frame and f"frame:{frame}" not in unverified and not frame_found(frame, digest):
-        wrong.append(f"frame {frame!r} not in the digest")
-    if got["digest_tokens"] > BUDGET:
-        wrong.append(f"digest of {got['digest_tokens']} tokens, over the {BUDGET} budget")
-    wrong += phantoms(got["failures"], ids)
-    return wrong + count_mismatches(facts.get("counts"), got["counts"])
-
-
-def phantoms(failures: list[dict[str, Any]], truth: list[str]) -> list[str]:
-    """Failing tests greenloop reports that the runner did not fail (Go's ``t.Log`` lines, issue 10)."""
-    extra = [
-        f["id"]
-        for f in failures
-        if f["kind"] == "test" and not any(f["id"] in t or t in f["id"] for t in truth)
-    ]
-    return [f"{len(extra)} phantom failing test(s): {extra[:3]}"] if extra else []
-
-
-def count_mismatches(expected: dict[str, int] | None, counts: dict[str, Any]) -> list[str]:
-    """passed, failed (+ errors) and skipped (+ xfailed) as the runner's report counts them.
-
-    pytest 9's JUnit XML lists every subtest as a test case: its passed subtests count as passed.
-    """
-    if not expected:
-        return []
-    got = {
-        "passed": counts["passed"] + counts["xpassed"] + counts["subtests_passed"],
-        "failed": counts["failed"] + counts["errors"],
-        "skipped": counts["skipped"] + counts["xfailed"],
-    }
-    return [
-        f"{key}: {got[key]}, expected {value}"
-        for key, value in expected.items()
-        if got[key] != value
-    ]
+    return compare.mismatches(
+        data["facts"], set(data["facts_unverified"]), check(data), budget=BUDGET
+    )
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -128,3 +128,17 @@ def test_detect_runs_pytest_through_the_interpreter_of_the_pytest_on_path_as_typ
     write(bin_dir, {"pytest": "#!/usr/bin/env python3\n"})
     assert python_interpreter(tmp_path, found.get) == ("python3",)
     assert python_interpreter(tmp_path, {}.get) == ("python3",)
+
+
+def test_detect_reads_mypy_files_only_from_mypys_own_section(tmp_path: Path) -> None:
+    # more-itertools' setup.cfg: bumpversion's `files =` sits above `[mypy]`, which has none;
+    # a bare `mypy` then stopped at "Missing target module, package, files, or command"
+    write(tmp_path, {".venv/bin/mypy": "", ".venv/bin/python": ""})
+    bumpversion = "[bumpversion]\nfiles = pkg/__init__.py\n\n"
+    write(tmp_path, {"setup.cfg": f"{bumpversion}[mypy]\nstrict = true\n\n[mypy-tests.*]\n"})
+    assert dict(stages(tmp_path))["type"] == ".venv/bin/mypy ."
+    write(tmp_path, {"setup.cfg": f"{bumpversion}[mypy]  # typing\nfiles = pkg\n"})
+    assert dict(stages(tmp_path))["type"] == ".venv/bin/mypy"
+    # mypy reads the first config file that has its section: pyproject.toml before setup.cfg
+    write(tmp_path, {"pyproject.toml": "[tool.mypy]\nstrict = true\n[tool.other]\nfiles = 1\n"})
+    assert dict(stages(tmp_path))["type"] == ".venv/bin/mypy ."

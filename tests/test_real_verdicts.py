@@ -268,3 +268,103 @@ def test_pytest_conftest_import_error_is_the_codes_unless_a_module_is_missing(
     )
     judged = classify(run, parsed, command=" ".join(argv), repo_modules={"mypkg"})
     assert judged.verdict is verdict, judged
+
+
+def _live(argv: list[str], cwd: Path) -> tuple[ProcessResult, ParseResult]:
+    run = run_command(argv, cwd=cwd, timeout_s=120)
+    parsed = parse_output(
+        ParserInput(
+            argv=run.argv,
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            merged=run.merged,
+            root=str(cwd),
+        )
+    )
+    return run, parsed
+
+
+@pytest.mark.parametrize(
+    ("args", "evidence"),
+    [
+        (("-m", "mypy"), "mypy: error: Missing target module, package, files, or command."),
+        (("-m", "mypy", "--no-such-flag", "."), "mypy: error: unrecognized arguments"),
+        (("ruff", "check", "--no-such-flag", "."), "error: unexpected argument '--no-such-flag'"),
+    ],
+)
+def test_a_verifier_command_its_tool_refuses_as_a_usage_error_is_an_environment_failure(
+    tmp_path: Path, args: tuple[str, ...], evidence: str
+) -> None:
+    # more-itertools: `[mypy]` in setup.cfg without `files =`, so a bare `mypy` exits 2 at its
+    # usage; no edit of the code fixes the command line, the agent must not be sent it
+    (tmp_path / "setup.cfg").write_text("[mypy]\nstrict = true\n")
+    (tmp_path / "ok.py").write_text("X: int = 1\n")
+    tool = str(Path(sys.executable).with_name(args[0])) if args[0] == "ruff" else sys.executable
+    run, parsed = _live([tool, *args[1:]] if args[0] == "ruff" else [tool, *args], tmp_path)
+    assert run.exit_code == 2, run.merged
+    judged = classify(run, parsed, command=" ".join(run.argv))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert judged.evidence.startswith(evidence)
+    assert judged.wrong_command
+
+
+def test_a_type_error_mypy_finds_is_still_the_codes_failure(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[mypy]\nstrict = true\n")
+    (tmp_path / "bad.py").write_text('X: int = "one"\n')
+    run, parsed = _live([sys.executable, "-m", "mypy", "."], tmp_path)
+    assert run.exit_code == 1, run.merged
+    assert classify(run, parsed, command="mypy .").verdict is Verdict.FAILED
+
+
+def _doctested_package(root: Path) -> None:
+    """sortedcontainers' layout: src/ doctested as modules, tests/ importing the package."""
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "pkg" / "__init__.py").write_text("")
+    (root / "src" / "pkg" / "mod.py").write_text(
+        'def two():\n    """\n    >>> two()\n    2\n    """\n    return 2\n'
+    )
+    (root / "tests" / "test_a.py").write_text(
+        "import pkg.mod\n\n\ndef test_two():\n    assert pkg.mod.two() == 2\n"
+    )
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "src/pkg"]\naddopts = "--doctest-modules"\n'
+    )
+
+
+def test_pytest_importing_the_package_from_another_checkout_is_an_environment_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a second clone whose venv's editable install points at the first: pytest collects this
+    # clone's src/pkg/mod.py, but `pkg` was already imported from the other one
+    here, other = tmp_path / "here", tmp_path / "other"
+    _doctested_package(here)
+    _doctested_package(other)
+    monkeypatch.setenv("PYTHONPATH", str(other / "src"))
+    run, parsed = _live([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], here)
+    assert run.exit_code == 2, run.merged
+    assert "import file mismatch" in run.merged
+    judged = classify(run, parsed, command="pytest", repo_modules={"pkg"}, root=str(here))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert str(other / "src" / "pkg" / "mod.py") in judged.evidence
+    # the failure says what pytest said, not only the file's name (it used to be empty)
+    assert parsed.failures[0].message == "import file mismatch:"
+    assert any("has this __file__ attribute" in line for line in parsed.failures[0].detail)
+
+
+def test_pytest_test_files_sharing_a_basename_are_the_codes_failure_with_pytests_words(
+    tmp_path: Path,
+) -> None:
+    for sub, name in (("a", "one"), ("b", "two")):
+        (tmp_path / "tests" / sub).mkdir(parents=True)
+        (tmp_path / "tests" / sub / "test_x.py").write_text(
+            f"def test_{name}():\n    assert True\n"
+        )
+    run, parsed = _live([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], tmp_path)
+    assert run.exit_code == 2, run.merged
+    judged = classify(run, parsed, command="pytest", root=str(tmp_path))
+    assert judged.verdict is Verdict.FAILED, judged
+    failure = parsed.failures[0]
+    assert (failure.id, failure.message) == ("tests/b/test_x.py", "import file mismatch:")
+    assert any("unique basename" in line for line in failure.detail)

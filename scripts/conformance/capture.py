@@ -38,7 +38,7 @@ from common import (
     read_case,
     repo_modules,
     run,
-    runner_env,
+    run_env,
     tool_version,
     write_case,
     write_json,
@@ -80,7 +80,7 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     if spec is not None:
         mutation = mutation_for(project, spec)
         commit_mutation(root, mutation.file, mutation.line, mutation.after)
-    env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
+    env = run_env(project, runner)
     cwd = root / runner.cwd
     done = run(runner.argv, cwd, env, runner.timeout)
     facts = TRUTHS[runner.truth](project, runner, done, mutation)

@@ -98,6 +98,9 @@ class Runner:
     """The second run, when it is not ``argv`` plus reporter flags (``{report}``: a file path)."""
     unset_env: tuple[str, ...] = ()
     """Forced variables this project's tests need absent (kleur expects colour by default)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables set for this runner's runs, over the forced ones (``GOFLAGS=-v``: what
+    ``greenloop check`` sets for ``go test``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +151,7 @@ def _runner(data: dict[str, Any]) -> Runner:
         mutations=mutations,
         truth_argv=_argv_or_none(data.get("truth_argv")),
         unset_env=tuple(data.get("unset_env", ())),
+        env=tuple(sorted(data.get("env", {}).items())),
     )
 
 
@@ -239,6 +243,12 @@ def runner_env(project: Project, extra: dict[str, str] | None = None) -> dict[st
     env["PATH"] = os.pathsep.join([str(project.venv_path / "bin"), env.get("PATH", "")])
     env.update(extra or {})
     return env
+
+
+def run_env(project: Project, runner: Runner) -> dict[str, str]:
+    """The environment of this runner's runs: runner_env, the runner's ``env``, less ``unset_env``."""
+    env = runner_env(project, dict(runner.env))
+    return {k: v for k, v in env.items() if k not in runner.unset_env}
 
 
 def run(argv: tuple[str, ...] | str, cwd: Path, env: dict[str, str], timeout: float) -> Run:
@@ -377,7 +387,7 @@ def write_case(case: Case, date: str | None = None) -> Path:
         "stderr": err,
         "tool_version": case.version,
         "captured_at": date or _dt.date.today().isoformat(),
-        "env": dict(FORCED_ENV),
+        "env": {**FORCED_ENV, **dict(case.runner.env)},
         "timed_out": case.run.timed_out,
         "timeout_s": case.runner.timeout if case.run.timed_out else None,
         "repo_modules": list(case.repo_modules),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import clike
-from common import PROJECTS, checkout, commit_mutation, install, load_project, run, runner_env
+from common import PROJECTS, checkout, commit_mutation, install, load_project, run, run_env
 
 LANGS = {".js": "js", ".mjs": "js", ".ts": "js", ".go": "go", ".rs": "rust"}
 
@@ -35,7 +35,7 @@ def first_red(project_name: str, runner_name: str, kind: str, files: list[str], 
         if not any(e.line == mutation.line and e.after == mutation.after for e in firsts):  # type: ignore[attr-defined]
             continue  # not the line's first site: mutate.choose could not reproduce it
         commit_mutation(root, mutation.file, mutation.line, mutation.after)
-        env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
+        env = run_env(project, runner)
         if run(runner.argv, root / runner.cwd, env, runner.timeout).exit_code != 0:
             checkout(project)
             return f'  {{ file = "{mutation.file}", kind = "{kind}", line = {mutation.line} }},'

@@ -8,7 +8,7 @@ reporter), and its byte cap. This
 script re-creates each case's mutant in the checkout, runs ``greenloop check --no-cache --format
 json -- <argv>`` there with the runner's environment, and prints what differs from the facts: the
 verdict class, the counts, the first failing id, error type, message and mutated frame in the
-digest (the same rules as the conformance test).
+digest, phantom failing tests (compare.py: the same comparison as the conformance test).
 
     python3 scripts/conformance/live.py --project toml --project defu
     python3 scripts/conformance/live.py --project cachetools --runner pytest
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -37,8 +36,9 @@ from common import (
     commit_mutation,
     install,
     load_projects,
-    runner_env,
+    run_env,
 )
+from compare import mismatches
 
 GREENLOOP = shutil.which("greenloop") or str(Path(sys.executable).parent / "greenloop")
 
@@ -49,7 +49,7 @@ def live(project: Project, runner: Runner, case: Path) -> dict[str, Any]:
     m = data["mutation"]
     if m:
         commit_mutation(root, m["file"], m["line"], m["after"])
-    env = {k: v for k, v in runner_env(project).items() if k not in runner.unset_env}
+    env = run_env(project, runner)
     argv = [runner.argv] if isinstance(runner.argv, str) else list(runner.argv)
     done = subprocess.run(
         [GREENLOOP, "check", "--no-cache", "--format", "json", "--", *argv],
@@ -58,36 +58,6 @@ def live(project: Project, runner: Runner, case: Path) -> dict[str, Any]:
     )  # fmt: skip
     out: dict[str, Any] = json.loads(done.stdout)
     return out
-
-
-def differences(facts: dict[str, Any], unverified: set[str], out: dict[str, Any]) -> list[str]:
-    wrong = []
-    if out["verdict"] != facts["verdict"]:
-        wrong.append(f"verdict {out['verdict']}, expected {facts['verdict']}")
-    digest = out["digest"]
-    ids = facts["failing_ids"]
-    if ids and f"failing_ids:{ids[0]}" not in unverified and ids[0] not in digest:
-        wrong.append(f"first failing id {ids[0]!r} not in the digest")
-    for key in ("error_type", "message"):
-        value = facts[key]
-        if value and f"{key}:{value}" not in unverified and value not in digest:
-            wrong.append(f"{key} {value!r} not in the digest")
-    frame = facts["frame"]
-    if frame and f"frame:{frame}" not in unverified:
-        path, _, line = frame.rpartition(":")
-        base = re.escape(path.rsplit("/", 1)[-1])
-        if not re.search(rf"{base}\b[^\n]*?\b{line}\b", digest):
-            wrong.append(f"frame {frame!r} not in the digest")
-    c = out["counts"] or {}
-    got = {
-        "passed": c.get("passed", 0) + c.get("xpassed", 0) + c.get("subtests_passed", 0),
-        "failed": c.get("failed", 0) + c.get("errors", 0),
-        "skipped": c.get("skipped", 0) + c.get("xfailed", 0),
-    }
-    for key, value in (facts.get("counts") or {}).items():
-        if got[key] != value:
-            wrong.append(f"{key}: {got[key]}, expected {value}")
-    return wrong
 
 
 def main() -> int:
@@ -107,7 +77,7 @@ def main() -> int:
             for case in sorted(cases, key=lambda p: int(p.parent.name.rsplit("-", 1)[1])):
                 data = json.loads(case.read_text(encoding="utf-8"))
                 out = live(project, runner, case)
-                wrong = differences(data["facts"], set(data["facts_unverified"]), out)
+                wrong = mismatches(data["facts"], set(data["facts_unverified"]), out)
                 bad += bool(wrong)
                 c = out["counts"] or {}
                 print(

@@ -52,12 +52,19 @@ def read_go_test(report: str, *, root: Path) -> Truth:
 
 
 def _go_failure(lines: list[str]) -> tuple[str | None, str | None]:
-    for line in lines:
+    """A panic's value, or the first line of the first ``t.Error`` text that is not a header.
+
+    ``t.Errorf("\nError:\nExpected an error, ...")`` (BurntSushi/toml) prints the location line
+    empty and ``Error:`` under it: the message is the line that says what went wrong.
+    """
+    text = "".join(lines).splitlines()
+    for index, line in enumerate(text):
         if line.startswith("panic: "):
             return "panic", line[len("panic: ") :].strip().removesuffix(" [recovered]")
-        match = _GO_LOC.match(line)
+        match = _GO_LOC.match(line) or re.match(r"^\s+(\w[\w./-]*\.go):(\d+):()\s*$", line)
         if match:
-            return None, match[3].strip()
+            body = [match[3].strip(), *(ln.strip() for ln in text[index + 1 :])]
+            return None, next((b for b in body if b and not b.endswith(":")), None)
     return None, None
 
 

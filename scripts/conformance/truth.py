@@ -11,6 +11,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -140,7 +141,7 @@ def _unquote(value: str) -> str:
 
 # ---- the corpus interface: a Truth function per reader (common.Truth) ----
 
-TEST_SOURCES = ("json report", "mocha", "node", "ava", "tap", "uvu", "go test", "libtest")
+TEST_SOURCES = ("json report", "mocha", "node", "ava", "tap", "uvu", "go test", "libtest", "jasmine")
 
 
 def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
@@ -153,10 +154,11 @@ def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
         report = common.WORK / f".{project.name}-report"
         report.unlink(missing_ok=True)
         argv = _with_report(runner.truth_argv or runner.argv, str(report))
-        env = {k: v for k, v in common.runner_env(project).items() if k not in runner.unset_env}
+        env = common.run_env(project, runner)
         again = common.run(argv, cwd, env, runner.timeout)
         text = report.read_text("utf-8", "replace") if report.exists() else again.stdout + "\n" + again.stderr
-        found = quiet_counts(reader(text, root=cwd), runner.argv)
+        goflags = dict(runner.env).get("GOFLAGS", "")
+        found = quiet_counts(reader(text, root=cwd), runner.argv, goflags)
         shown = argv if isinstance(argv, str) else " ".join(argv)
         how = f"second run: {shown.replace(str(report), 'REPORT')} (exit {again.exit_code}); {found.source}"
         return facts_of(found, done, mutation, how=how, frame=_frame(project, runner, mutation))
@@ -164,18 +166,20 @@ def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
     return truth
 
 
-def quiet_counts(found: Truth, argv: tuple[str, ...] | str) -> Truth:
-    """``go test`` without ``-v`` prints failures only: passes and skips are not in its output."""
-    words = argv.split() if isinstance(argv, str) else argv
+def quiet_counts(found: Truth, argv: tuple[str, ...] | str, goflags: str = "") -> Truth:
+    """``go test`` without ``-v`` (in argv or GOFLAGS) prints failures only: no passes nor skips."""
+    words = [*(argv.split() if isinstance(argv, str) else argv), *goflags.split()]
     if found.source.startswith("go test") and "-v" not in words and found.failed is not None:
         return dataclasses.replace(found, passed=None, skipped=None, source=found.source + " (quiet run: failed count only)")
     return found
 
 
 def _with_report(argv: tuple[str, ...] | str, report: str) -> tuple[str, ...] | str:
+    """``{report}``: the report file; ``{conformance}``: this folder (a reporter module of ours)."""
+    here = str(Path(__file__).resolve().parent)
     if isinstance(argv, str):
-        return argv.replace("{report}", report)
-    return tuple(a.replace("{report}", report) for a in argv)
+        return argv.replace("{report}", report).replace("{conformance}", here)
+    return tuple(a.replace("{report}", report).replace("{conformance}", here) for a in argv)
 
 
 def _frame(project: Any, runner: Any, mutation: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ class Classification:
     missing_module: str = ""
     missing_command: str = ""
     """The command the shell could not find (``sh: 1: pnpm: not found`` -> pnpm)."""
+    wrong_command: bool = False
+    """The verifier's tool refused its own command line (a usage error)."""
 
 
 # A command string that makes failure look like success (seed step 6, OP-5).
@@ -98,9 +101,11 @@ ENV_PATTERNS = (
 )
 # sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins
 _NOT_FOUND = r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$"
+_MISMATCH = r"imported module '(?P<module>[\w.]+)' has this __file__ attribute:\s+(?P<path>\S+)"
 _NO_MODULE = r"No module named '?([\w.]+)'?"
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
+USAGE_MAX_LINES = 40  # a usage error is the whole output (with a runner's preamble at most)
 
 
 def classify(
@@ -109,6 +114,7 @@ def classify(
     *,
     command: str,
     repo_modules: Collection[str] = (),
+    root: str = "",
 ) -> Classification:
     """Decide one stage's verdict. The exit code decides pass or fail; the output explains."""
     if run.timed_out:
@@ -123,7 +129,7 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = environment_problem(run, parsed, repo_modules)
+    env = environment_problem(run, parsed, repo_modules) or foreign_import(run, root)
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -180,6 +186,14 @@ def environment_problem(
             reasons=(f"pytest {what} (exit {run.exit_code})",),
             evidence=_last_line(run.merged),
         )
+    usage = usage_error(run)
+    if usage:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=("the verifier's command line is wrong (a usage error)",),
+            evidence=usage,
+            wrong_command=True,
+        )
     text = run.merged
     missing = missing_third_party(text, repo_modules)
     if missing:
@@ -202,6 +216,25 @@ def environment_problem(
     return None
 
 
+def usage_error(run: ProcessResult) -> str:
+    """The error line when the command itself refused its arguments (no code edit fixes that):
+    argparse's ``usage: mypy …`` + ``mypy: error: …``, clap's ``error: …`` + ``Usage: ruff …``.
+    Only from a program the command names, in an output that is little more than the usage."""
+    lines = run.merged.strip().splitlines()
+    if len(lines) > USAGE_MAX_LINES or "sage: " not in run.merged:
+        return ""
+    words = {os.path.basename(w) for arg in run.argv for w in re.findall(r"[\w./+-]+", arg)}
+    for line in lines:
+        head = re.match(r"^[Uu]sage: ([\w.-]+)", line)
+        prog = head.group(1) if head else ""
+        if prog not in words:
+            continue
+        errors = [x for x in lines if x.startswith((f"{prog}: error: ", "error: "))]
+        if errors:
+            return errors[0].strip()
+    return ""
+
+
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
     """The first missing module that is not the project's own (nor a typo of one)."""
     own = set(repo_modules)
@@ -212,6 +245,28 @@ def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
             continue  # the project's own module, or a misspelling of it: a code error
         return name
     return ""
+
+
+def foreign_import(run: ProcessResult, root: str) -> Classification | None:
+    """pytest's "import file mismatch" when the module came from outside the repository: the
+    environment imports another checkout's copy (an editable install of a second clone) or a moved
+    tree's stale bytecode. Inside it, two test files share a basename: the code's to fix."""
+    if not root or run.exit_code == 0 or "import file mismatch" not in run.merged:
+        return None
+    home = os.path.realpath(root)
+    for m in re.finditer(_MISMATCH, run.merged):
+        path = os.path.realpath(m["path"])  # as pytest prints it, resolved as the root is
+        if os.path.isabs(m["path"]) and os.path.commonpath([path, home]) != home:
+            return Classification(
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(
+                    f"pytest imported {m['module']} from outside this repository: the environment "
+                    "has another copy of it (reinstall it from here: pip install -e .; or remove "
+                    "stale __pycache__)",
+                ),
+                evidence=f"imported module '{m['module']}' has this __file__ attribute: {path}",
+            )
+    return None
 
 
 def worst(verdicts: Collection[Verdict]) -> Verdict:

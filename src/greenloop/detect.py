@@ -21,6 +21,14 @@ _DOC_COMMAND = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _MYPY_FILES = re.compile(r"^\s*files\s*=", re.MULTILINE)
+_SECTION = re.compile(r"^\s*\[")
+# mypy's own search order: the first file with its section is the one it reads
+MYPY_CONFIGS = (
+    ("mypy.ini", "[mypy]"),
+    (".mypy.ini", "[mypy]"),
+    ("pyproject.toml", "[tool.mypy]"),
+    ("setup.cfg", "[mypy]"),
+)
 _DOC_COMMENT = re.compile(r"<!--\s*greenloop:\s*(.+?)\s*-->")
 
 
@@ -241,17 +249,10 @@ def _lint_and_type_stages(root: Path) -> list[Stage]:
                 why="ruff configured",
             )
         )
-    mypy_cfg = (
-        "[tool.mypy]" in pyproject
-        or any((root / n).is_file() for n in ("mypy.ini", ".mypy.ini"))
-        or "[mypy]" in _read(root / "setup.cfg")
-    )
-    if mypy_cfg and _installed(root, "mypy"):
+    mypy_section = _mypy_section(root)
+    if mypy_section is not None and _installed(root, "mypy"):
         # the project's own `files =` decides what mypy checks; only without it, the whole tree
-        own_files = _MYPY_FILES.search(
-            pyproject + _read(root / "mypy.ini") + _read(root / "setup.cfg")
-        )
-        targets = () if own_files else (".",)
+        targets = () if _MYPY_FILES.search(mypy_section) else (".",)
         stages.append(
             Stage(
                 name="type", command=(*python_tool(root, "mypy"), *targets), why="mypy configured"
@@ -286,6 +287,22 @@ def _package_json(root: Path) -> dict[str, object]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _mypy_section(root: Path) -> str | None:
+    """The body of the mypy section mypy itself will read: the first of its config files that
+    has one (``[mypy]``; ``[tool.mypy]`` in pyproject.toml). Another section's ``files =``
+    (bumpversion's, in setup.cfg) is not mypy's."""
+    for name, header in MYPY_CONFIGS:
+        lines = _read(root / name).splitlines()
+        starts = [i for i, line in enumerate(lines) if line.split("#")[0].strip() == header]
+        if starts:
+            body = lines[starts[0] + 1 :]
+            end = next((i for i, line in enumerate(body) if _SECTION.match(line)), len(body))
+            return "\n".join(body[:end])
+        if name.endswith("mypy.ini") and (root / name).is_file():
+            return ""  # mypy reads it even without its section
+    return None
 
 
 def _read(path: Path) -> str:

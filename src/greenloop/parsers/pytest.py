@@ -15,6 +15,7 @@ from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, P
 from greenloop.parsers.pytraceback import (
     Traceback,
     doctest_failure,
+    in_words,
     parse_traceback,
     relative,
     split_exception,
@@ -275,6 +276,7 @@ def _block_failure(
     name, kind = _title_name(title)
     if kind is Kind.BUILD:  # "ERROR collecting <path>": the path is the id, relative to rootdir
         claims = (claims[0], [])
+        tb = in_words(lines, tb)
     entry = _claim(name, category, entries, claims)
     node_id = entry.id if entry else _guess_id(name, tb, kind)
     error_type, message = tb.error_type, tb.message

@@ -14,6 +14,7 @@ from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult
 from greenloop.parsers.pytraceback import (
     MAX_DETAIL,
     doctest_failure,
+    in_words,
     parse_traceback,
     relative,
     split_exception,
@@ -133,7 +134,8 @@ def _failures(records: _Records, root: str) -> tuple[Failure, ...]:
 
 
 def _collect_failure(nodeid: str, rec: dict[str, Any], root: str) -> Failure:
-    tb = parse_traceback(str(rec.get("text") or "").splitlines(), root)
+    lines = str(rec.get("text") or "").splitlines()
+    tb = in_words(lines, parse_traceback(lines, root))
     where = tb.frames[-1] if tb.frames else None
     return Failure(
         kind=Kind.BUILD,

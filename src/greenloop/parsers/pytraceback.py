@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from greenloop.parsers.model import Frame
 
@@ -180,6 +180,17 @@ def parse_traceback(lines: Sequence[str], root: str = "") -> Traceback:
         detail=detail,
         location=reader.location,
     )
+
+
+def in_words(lines: Sequence[str], tb: Traceback) -> Traceback:
+    """A collection error pytest states in words, with no traceback (``import file mismatch:``,
+    then the two paths and a hint): its first line is the message, the rest the detail."""
+    if tb.error_type or tb.message:
+        return tb
+    said = [line.strip() for line in lines if line.strip() and not line.startswith("_")]
+    if not said:
+        return tb
+    return replace(tb, message=said[0][:MAX_MESSAGE], detail=tuple(said[1 : 1 + MAX_DETAIL]))
 
 
 def _read_e_block(block: list[str], root: str) -> tuple[str, str, tuple[str, ...], list[Frame]]:

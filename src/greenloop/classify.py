@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from greenloop.parsers.model import ParseResult
+from greenloop.parsers.model import Kind, ParseResult, in_dependencies
 from greenloop.process import ProcessResult
 
 
@@ -203,6 +203,9 @@ def environment_problem(
             evidence=f"No module named '{missing}'",
             missing_module=missing,
         )
+    theirs = dependencies_only(run, parsed)
+    if theirs is not None:
+        return theirs
     for pattern, why in ENV_PATTERNS:
         m = re.search(pattern, text, re.M)
         if m:
@@ -214,6 +217,30 @@ def environment_problem(
                 missing_command=gone["cmd"] if gone else "",
             )
     return None
+
+
+def dependencies_only(run: ProcessResult, parsed: ParseResult) -> Classification | None:
+    """Every error inside installed dependencies, none in the repository's files and no failing
+    test (tsd's TypeScript against a newer node_modules/@types/node: 2 791 errors, all theirs):
+    versions that do not fit each other, which no edit of the code fixes."""
+    errors, counts = parsed.errors, parsed.counts
+    if not errors or counts.failed or any(f.kind is Kind.TEST for f in errors):
+        return None
+    # only a report read whole, to its summary: the repository's errors may come last (node cuts
+    # a piped report short when it exits; the byte cap drops the middle)
+    if run.dropped_bytes or not counts.summary_seen or counts.errors < len(errors):
+        return None
+    if not all(in_dependencies(f.file) for f in errors):  # parsers list the project's own first
+        return None
+    first = errors[0]
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            f"all {counts.errors} errors it reports are inside installed dependencies, none in "
+            "this repository's files: their versions do not fit each other or the toolchain",
+        ),
+        evidence=f"{first.file}:{first.line}: {first.message}",
+    )
 
 
 def usage_error(run: ProcessResult) -> str:

@@ -23,7 +23,7 @@ import pytest
 from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
-from greenloop.parsers import ParserInput, parse_output
+from greenloop.parsers import ParserInput, installed, parse_output
 from greenloop.process import ProcessResult, strip_ansi
 from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
@@ -78,10 +78,10 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
             merged=result.merged, root=root,
         )
     )  # fmt: skip
+    modules = frozenset(data.get("repo_modules", ()))
+    parsed = installed.own_copies(parsed, Path(root), modules)
     stage = Stage(name="verify", command=argv, why="conformance")
-    verdict = classify(
-        result, parsed, command=stage.display, repo_modules=frozenset(data.get("repo_modules", ()))
-    )
+    verdict = classify(result, parsed, command=stage.display, repo_modules=modules)
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)
     checked = CheckResult(
         cascade=Cascade(stages=(stage,), source="conformance"),

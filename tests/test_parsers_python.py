@@ -195,6 +195,28 @@ def test_installed_copy_frames_name_the_repository_file_when_tox_installed_the_p
     assert installed.own_copies(parse_case(data), root, {"tests"}).failures[0] == before
 
 
+def test_pytest_exception_group_keeps_the_first_sub_exceptions_frames_and_lists_each_one() -> None:
+    # bidict's hypothesis state machine (under xdist) raised "Hypothesis found 2 distinct failures"
+    # drawn with | borders: no frame was read, the AssertionError at bidict/_base.py:423 was lost.
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    group = next(f for f in parse_case(data).failures if f.id.endswith("::runTest"))
+    assert (group.error_type, group.message) == (
+        "ExceptionGroup",
+        "Hypothesis found 2 distinct failures. (2 sub-exceptions)",
+    )
+    assert (group.frames[-1].file, group.frames[-1].line) == ("bidict/_base.py", 423)
+    assert group.detail[0] == "sub-exception 1: AssertionError (at bidict/_base.py:423)"
+    assert group.detail[1].startswith("sub-exception 2: AssertionError: assert <class")
+
+
+def test_pytest_hypothesis_note_under_a_bare_assertion_is_detail_not_the_message() -> None:
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    first = parse_case(data).failures[0]
+    assert first.id == "tests/test_bidict.py::test_views_agree_with_iteration_order"
+    assert (first.error_type, first.message) == ("AssertionError", "")
+    assert first.detail[0] == "Failing test case: test_views_agree_with_iteration_order("
+
+
 def test_pytest_counts_the_last_session_when_a_banner_sits_inside_another_run() -> None:
     inner = "==== test session starts ====\ncollected 1 item\n\n==== 1 failed in 0.01s ====\n"
     outer = f"==== test session starts ====\ncollected 3 items\n{inner}\n==== 1 failed, 2 passed in 0.2s ===="

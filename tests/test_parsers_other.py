@@ -21,6 +21,7 @@ from greenloop.parsers import (
     ava,
     generic,
     go,
+    jasmine,
     js,
     junit,
     mocha,
@@ -38,6 +39,7 @@ from greenloop.process import run_command
 HANG_GUARD_S = 30.0
 
 OUTPUTS = Path(__file__).parent / "resources" / "outputs"
+REAL = Path(__file__).parent / "resources" / "real"
 TOOLS = (
     "cargo",
     "go",
@@ -74,6 +76,7 @@ PARSE_FNS = (
     js.parse,
     mocha.parse,
     uvu.parse,
+    jasmine.parse,
     ava.parse,
     tap.parse,
     ruby.parse,
@@ -289,6 +292,27 @@ def test_npm_test_is_parsed_by_the_tool_its_output_shows() -> None:
     result = parse_output(replace(inp, argv=("npm", "test")))
     assert "js" in result.tool
     assert "parseUser › splits name and age" in {f.id for f in result.failures}  # noqa: RUF001
+
+
+def test_jasmine_names_the_first_failing_spec_and_counts_when_npm_test_runs_it_under_nyc() -> None:
+    # slevithan/xregexp: `npm test` = build, then `nyc … jasmine`; jasmine's console reporter
+    # (dots, `Failures:`, `N) <full name>` blocks, `419 specs, 6 failures`) was not parsed at all
+    _, inp = _load(REAL / "jasmine" / "xregexp-1" / "case.json")
+    result = parse_output(inp)
+    assert "jasmine" in result.tool
+    counts = result.counts
+    assert (counts.passed, counts.failed, counts.summary_seen) == (413, 6, True)
+    first = result.failures[0]
+    assert first.id == (
+        "XRegExp.exec() should include named capture properties on the match array"
+        " if namespacing is not installed"
+    )
+    assert (first.error_type, first.message) == (
+        "SyntaxError",
+        "Cannot use reserved word as capture name (?<name>",
+    )
+    assert (first.file, first.line) == ("xregexp-all.js", 1252)  # the bundle the specs load
+    assert len([f for f in result.failures if f.kind == "test"]) == 6
 
 
 def test_make_running_cargo_test_is_parsed_as_cargo() -> None:

@@ -225,6 +225,37 @@ def _uvu_error(body: list[str]) -> tuple[str | None, str | None]:
 _TSC = re.compile(r"^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$")
 
 
+JASMINE_MARK = "JASMINE-JSON-REPORT "
+# eslint's stylish line: "  219:25  error  Unexpected negated condition  no-negated-condition"
+_ESLINT_LINE = re.compile(r"^\s+\d+:\d+\s+error\s+(?P<message>.+?)(?:\s{2,}[\w@/-]+)?$", re.M)
+
+
+def read_jasmine(report: str, *, root: Path) -> Truth:
+    """jasmine's reporter API as JSON (``jasmine_json_reporter.cjs``): specs, suite and global errors."""
+    line = next((ln for ln in report.splitlines() if ln.startswith(JASMINE_MARK)), None)
+    if line is None:  # jasmine never ran (the build's eslint failed) or crashed: no counts
+        lint = _ESLINT_LINE.search(strip_ansi(report))
+        message = lint["message"] if lint else None
+        return Truth(message=message, source="jasmine reporter (no report: the run stopped)")
+    data = json.loads(line[len(JASMINE_MARK) :])
+    specs = data["specs"]
+    failed = [s for s in specs if s["status"] == "failed"]
+    # afterAll errors and files that failed to load (jasmine's suite and global failures)
+    extra = [*data["suites"], {"fullName": "", "failedExpectations": data["failedExpectations"]}]
+    failures = [*failed, *(x for x in extra if x["failedExpectations"])]
+    messages = [f["failedExpectations"][0]["message"] for f in failures if f["failedExpectations"]]
+    error_type, message = split_error(messages[0]) if messages else (None, None)
+    return Truth(
+        ids=tuple(s["fullName"] for s in failed),
+        error_type=error_type,
+        message=message,
+        passed=sum(s["status"] == "passed" for s in specs),
+        failed=len(failures),
+        skipped=sum(s["status"] == "pending" for s in specs),
+        source="jasmine reporter (specDone, suiteDone, jasmineDone)",
+    )
+
+
 def read_tsc(report: str, *, root: Path) -> Truth:
     """``tsc --pretty false``: one ``file(line,col): error TSnnnn: message`` line per error."""
     errors = [m for m in map(_TSC.match, strip_ansi(report).splitlines()) if m]
@@ -269,6 +300,7 @@ TRUTHS = {
     "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
     "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),
     "uvu": make_truth(read_uvu),
+    "jasmine": make_truth(read_jasmine),
     "tsc": make_truth(read_tsc),
     "eslint": make_truth(read_eslint),
 }

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from greenloop import verify_cache
+from greenloop import signals, verify_cache
 from greenloop.config import Config, load_config
 from greenloop.detect import Cascade, detect_cascade
 from greenloop.errors import FatalError
@@ -144,7 +144,8 @@ def main_check(args: argparse.Namespace) -> int:
     root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
     store = cache_store(root, config, wanted=args.cache)
-    result = run_or_reuse(root, cascade, config, store=store)
+    with signals.stop_as_interrupt():  # SIGTERM, SIGHUP: the stage and what it started stop too
+        result = run_or_reuse(root, cascade, config, store=store)
     if isinstance(result, verify_cache.Reuse):
         sys.stdout.write(report.render_reuse(result, args.format))
         return 0

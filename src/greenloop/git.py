@@ -29,7 +29,9 @@ def git(
     root: Path, *args: str, check: bool = True, environ: Mapping[str, str] | None = None
 ) -> ProcessResult:
     env = no_git_env(os.environ if environ is None else environ)
-    result = run_command(("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
+    result = run_command(
+        ("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False
+    )
     if check and result.exit_code != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
         # git's own reason, not the advice after it ("remove the file manually to continue.")
@@ -132,7 +134,7 @@ def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResu
         "--untracked-files=all",
     )
     argv = ("git", *locks, *args, "--ignore-submodules=none", "--no-renames")
-    return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env)
+    return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False)
 
 
 def ignored_paths(root: Path) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from greenloop.history import (
     failing_text,
     recommend,
 )
+from greenloop.orphans import describe
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
@@ -241,6 +242,8 @@ def call_agent(run: RunState, n: int, prompt: str, *, timeout_s: float) -> Agent
         error=outcome.error,
         summary=outcome.summary,
     )
+    if outcome.stopped:
+        run.warnings.append(f"iteration {n}, the agent: {outcome.stopped}")
     return outcome
 
 
@@ -264,6 +267,14 @@ def note_outside_edits(run: RunState, n: int) -> None:
         "committed with the agent's next edit, and kept under the attempt ref on revert"
     )
     run.rec.event("outside_edits", iteration=n, files=changed)
+
+
+def note_escaped(run: RunState, iteration: int, check: CheckResult) -> None:
+    """Processes a verifier stage left outside its process group were stopped: the report says."""
+    when = f"iteration {iteration}" if iteration else "the baseline"
+    for stage in check.runs:
+        if stage.result.escaped:
+            run.warnings.append(f"{when}, {stage.stage.name}: {describe(stage.result.escaped)}")
 
 
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
@@ -323,6 +334,7 @@ def _observe(
     run: RunState, iteration: int, files: tuple[str, ...], *, rerun: bool, full: bool = False
 ) -> tuple[CheckResult, Digest, Observation]:
     check, run.last_subset = verify_step(run, iteration, files, full=rerun or full)
+    note_escaped(run, iteration, check)
     digest = build_digest(
         check,
         root=run.state.root,

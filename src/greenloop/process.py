@@ -21,6 +21,10 @@ from pathlib import Path
 from greenloop import signals
 from greenloop.redact import redact
 
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
+if TYPE_CHECKING:
+    from greenloop.orphans import Escaped
+
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 512 * 1024
 KILL_GRACE_S = 2.0
@@ -71,6 +75,8 @@ class ProcessResult:
     """A launch problem (missing executable, permission denied), described for humans."""
     started_at: float = field(default=0.0)
     """Wall-clock time (epoch seconds) when the command started."""
+    escaped: tuple[Escaped, ...] = ()
+    """Processes that left the command's process group and were stopped after it (orphans.py)."""
 
     @property
     def killed(self) -> bool:
@@ -227,14 +233,18 @@ def run_command(
     stdin_path: str | os.PathLike[str] | None = None,
     now: Callable[[], float] = time.monotonic,
     redacted: bool = False,
+    stop_escaped: bool = True,
 ) -> ProcessResult:
     """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it.
 
     stdin is closed, or reads ``stdin_path`` when given (an agent's prompt). ``redacted``: the
     output is a verifier's or an agent's (shown and recorded), not git's (parsed as data).
+    ``stop_escaped``: when it ends, what it started that left its process group is stopped too
+    (orphans.py); git's own calls pass False, so a daemon git starts on purpose stays.
     """
     via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
+    tag, env = _arm_escapes(env) if stop_escaped else ("", env)
     started_at, start = time.time(), now()
     # issue 12: no moment where the child exists and the code that kills it is not armed
     with signals.held(redeliver=False) as pending:
@@ -253,6 +263,8 @@ def run_command(
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the whole group goes with us
         with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
             _terminate(proc)
+            groups.discard(proc.pid)
+            _stop_escaped(tag, proc)
         raise
     finally:
         for pipe in (proc.stdout, proc.stderr):
@@ -260,6 +272,8 @@ def run_command(
                 pipe.close()
         groups.discard(proc.pid)
     returncode = proc.wait()
+    with signals.held():
+        escaped = _stop_escaped(tag, proc)
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
         sig = signal.SIGTERM.value
@@ -275,7 +289,27 @@ def run_command(
         merged=merged.text(redacted=redacted),
         dropped_bytes=out.dropped + err.dropped,
         started_at=started_at,
+        escaped=escaped,
     )
+
+
+def _arm_escapes(env: Mapping[str, str] | None) -> tuple[str, Mapping[str, str]]:
+    """A fresh tag, and the environment carrying it, for a command whose escapes are stopped."""
+    from greenloop import orphans  # not on git's path: the Stop hook's cached answer runs git only
+
+    orphans.become_subreaper()
+    tag = orphans.new_tag()
+    return tag, orphans.tagged(env if env is not None else build_env(), tag)
+
+
+def _stop_escaped(tag: str, proc: subprocess.Popen[bytes]) -> tuple[Escaped, ...]:
+    """Stop what the command left outside its group; commands still running are not looked into."""
+    if not tag:
+        return ()
+    from greenloop import orphans
+
+    busy = (*groups.pids, proc.pid)  # the command itself is Popen's to reap, never ours
+    return orphans.stop_escaped(tag, proc.pid, busy=busy, grace_s=KILL_GRACE_S)
 
 
 def _launch(

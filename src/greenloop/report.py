@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from greenloop.detect import Cascade
 from greenloop.digest import Digest
+from greenloop.orphans import describe
 from greenloop.parsers.model import Failure
 from greenloop.verify import CheckResult, StageRun
 from greenloop.verify_cache import Reuse
@@ -45,6 +46,9 @@ def render_check_text(result: CheckResult, digest: Digest) -> str:
     lines += [f"  -    {name:<8} not run (an earlier stage failed)" for name in result.not_run]
     if result.rewritten:
         lines.append(f"  the fixer rewrote: {', '.join(result.rewritten)} (left modified)")
+    lines += [
+        f"  {r.stage.name}: {describe(r.result.escaped)}" for r in result.runs if r.result.escaped
+    ]
     verdict = verdict_word(result)
     lines.append(f"greenloop: {verdict} in {result.duration_s:.1f} s (exit {result.exit_code})")
     return "\n".join(lines) + "\n\n" + digest.text + "\n"
@@ -108,6 +112,7 @@ def _stage_json(run: StageRun) -> dict[str, Any]:
         "parser": run.parsed.tool,
         "killed_inside": list(run.parsed.killed),
         "rewritten": list(run.rewritten),
+        "escaped": [{"pid": e.pid, "name": e.name} for e in res.escaped],
     }
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop import git, instrument
 from greenloop.classify import Classification, Verdict, classify, worst
 from greenloop.detect import Cascade, Stage
-from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.process import ProcessResult, build_env, run_command
 
 
@@ -146,12 +146,15 @@ def run_stage(
 ) -> StageRun:
     env = build_env(environ)
     rewritten: tuple[str, ...] = ()
+    first: ProcessResult | None = None
     if stage.fix:  # seed OP-8: pass 1 may rewrite files, only pass 2's exit code counts
         before = _status(root)
-        run_command(stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True)
+        first = run_command(stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True)
         after = _status(root)
         rewritten = tuple(sorted(p for p, code in after.items() if before.get(p) != code))
     result, artifacts = _run_instrumented(root, stage, timeout, env)
+    if first is not None and first.escaped:  # what pass 1 left running is reported too
+        result = replace(result, escaped=first.escaped + result.escaped)
     parsed = parse_output(
         ParserInput(
             argv=result.argv,
@@ -163,6 +166,7 @@ def run_stage(
             root=str(root),
         )
     )
+    parsed = installed.own_copies(parsed, root, modules)
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
     return StageRun(
         stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
@@ -183,9 +187,8 @@ def _run_instrumented(
             redacted=True,
         )
         if instrument.spoiled(inst, result.merged):
-            return run_command(
-                stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True
-            ), ()
+            plain = run_command(stage.command, cwd=root, timeout_s=timeout, env=env, redacted=True)
+            return replace(plain, escaped=result.escaped + plain.escaped), ()
         return result, instrument.collect(inst)
     finally:
         instrument.cleanup(inst)

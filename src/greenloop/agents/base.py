@@ -53,6 +53,9 @@ class AgentOutcome:
     error: str = ""
     """Why ``ok`` is False, for the report."""
     usage: Usage = field(default_factory=Usage)
+    stopped: str = ""
+    """One line for the report: processes the agent's command left running outside its
+    process group, stopped after it (an environment fact, not part of the digest)."""
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ from pathlib import Path
 from greenloop.agents.base import AgentOutcome, AgentRequest
 from greenloop.agents.presets import PRESETS
 from greenloop.errors import FatalError
+from greenloop.orphans import describe
 from greenloop.process import build_env, executable_of, run_command, shell_can_run
 
 _SUMMARY = re.compile(r"^\s*(?:greenloop[-_ ])?summary:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
@@ -78,6 +79,7 @@ class CommandAgent:
             output=result.merged,
             summary=read_summary(summary_file, result.merged),
             error=error,
+            stopped=describe(result.escaped) if result.escaped else "",
         )
 
 

@@ -31,6 +31,18 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("mocha", (" passing (", '\n  "stats": {')),
     ("uvu", ("\n  Total:     ",)),
+    # jasmine's summary: "419 specs, 9 failures[, 2 pending specs]" then "Finished in 2.1 seconds"
+    (
+        "jasmine",
+        (
+            " failures\nFinished in ",
+            " failure\nFinished in ",
+            " pending specs\nFinished in ",
+            " pending spec\nFinished in ",
+            " workers\nFinished in ",
+            "\nNo specs found\n",
+        ),
+    ),
     ("ava", ("\n  ✘ [fail]: ", " tests passed\n", " test passed\n")),
     ("tap", ("\n# { total: ",)),
     ("go", ("--- FAIL: ", "\nok  \t", "\nFAIL\t", "\npanic: ")),

@@ -306,7 +306,7 @@ def test_a_verifier_command_its_tool_refuses_as_a_usage_error_is_an_environment_
     judged = classify(run, parsed, command=" ".join(run.argv))
     assert judged.verdict is Verdict.ENV_FAILURE, judged
     assert judged.evidence.startswith(evidence)
-    assert judged.wrong_command
+    assert judged.advice.startswith("Fix the stage's command")
 
 
 def test_a_type_error_mypy_finds_is_still_the_codes_failure(tmp_path: Path) -> None:
@@ -405,3 +405,29 @@ def test_every_error_inside_dependencies_is_not_the_environments_fault_if_the_re
     data["stderr"] = data["stderr"].split("\n\n  2791 errors")[0]  # node cut it before the end
     _, verdict = _judge(data)
     assert verdict is Verdict.FAILED
+
+
+@pytest.mark.parametrize(
+    ("imported", "package_kept", "verdict"),
+    [
+        ("mypkg", True, Verdict.ENV_FAILURE),  # a fresh clone, never `pip install -e .`'d
+        ("mypgk", True, Verdict.FAILED),  # a misspelt import: the code's
+    ],
+)
+def test_a_src_layout_package_nobody_installed_is_the_environments_not_the_codes(
+    tmp_path: Path, imported: str, package_kept: bool, verdict: Verdict
+) -> None:
+    if package_kept:
+        (tmp_path / "src" / "mypkg").mkdir(parents=True)
+        (tmp_path / "src" / "mypkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_f.py").write_text(
+        f"from {imported} import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    run, parsed = _live([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], tmp_path)
+    assert run.exit_code == 2, run.merged
+    modules = {"mypkg"} if package_kept else set()
+    judged = classify(run, parsed, command="pytest", repo_modules=modules, root=str(tmp_path))
+    assert judged.verdict is verdict, judged
+    if verdict is Verdict.ENV_FAILURE:
+        assert "pip install -e ." in judged.advice

@@ -61,8 +61,8 @@ class Classification:
     missing_module: str = ""
     missing_command: str = ""
     """The command the shell could not find (``sh: 1: pnpm: not found`` -> pnpm)."""
-    wrong_command: bool = False
-    """The verifier's tool refused its own command line (a usage error)."""
+    advice: str = ""
+    """What the human should do, when it is more than "fix the environment"."""
 
 
 # A command string that makes failure look like success (seed step 6, OP-5).
@@ -129,7 +129,11 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = environment_problem(run, parsed, repo_modules) or foreign_import(run, root)
+    env = (
+        environment_problem(run, parsed, repo_modules)
+        or foreign_import(run, root)
+        or own_package_not_installed(run, root)
+    )
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -192,7 +196,7 @@ def environment_problem(
             verdict=Verdict.ENV_FAILURE,
             reasons=("the verifier's command line is wrong (a usage error)",),
             evidence=usage,
-            wrong_command=True,
+            advice="Fix the stage's command (greenloop.toml, or the command after --), then re-run.",
         )
     text = run.merged
     missing = missing_third_party(text, repo_modules)
@@ -292,6 +296,30 @@ def foreign_import(run: ProcessResult, root: str) -> Classification | None:
                     "stale __pycache__)",
                 ),
                 evidence=f"imported module '{m['module']}' has this __file__ attribute: {path}",
+            )
+    return None
+
+
+def own_package_not_installed(run: ProcessResult, root: str) -> Classification | None:
+    """``No module named 'pkg'`` while the repository has ``src/pkg``: a src layout nobody installed
+    into the verifier's environment (a fresh clone, no ``pip install -e .``). A package the code
+    no longer has, or a misspelt one, stays the code's failure."""
+    if not root or run.exit_code == 0 or "No module named" not in run.merged:
+        return None
+    for m in re.finditer(_NO_MODULE, run.merged):
+        name = m.group(1)
+        src = os.path.join(root, "src", name)
+        if "." in name or os.path.exists(os.path.join(root, name)):
+            continue
+        if os.path.isfile(os.path.join(src, "__init__.py")) or os.path.isfile(f"{src}.py"):
+            return Classification(
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(
+                    f"the project's own package {name!r} (src/{name}) is not installed where the "
+                    "verifier runs",
+                ),
+                evidence=m.group(0),
+                advice="Install the project there (`pip install -e .`), then re-run.",
             )
     return None
 

@@ -213,10 +213,8 @@ def _env_advice(run: StageRun, root: Path) -> str:
     elif c.missing_command or run.result.exit_code == 127:
         tool = c.missing_command or run.stage.argv[0]  # `sh -c "ruff ."`: ruff is missing, not sh
         lines.append(f"Install `{tool}` or fix the command, then re-run.")
-    elif c.wrong_command:
-        lines.append(
-            "Fix the stage's command (greenloop.toml, or the command after --), then re-run."
-        )
+    elif c.advice:
+        lines.append(c.advice)
     else:
         lines.append("Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")

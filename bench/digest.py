@@ -39,7 +39,7 @@ from _harness import HEADER, REPO, machine, row, today, verdict
 from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
-from greenloop.parsers import ParserInput, parse_output
+from greenloop.parsers import ParserInput, installed, parse_output
 from greenloop.process import ProcessResult, strip_ansi
 from greenloop.verify import CheckResult, StageRun, repo_modules
 
@@ -202,6 +202,7 @@ def greenloop_check(case: Case) -> tuple[str, str]:
     modules = repo_modules(Path(root)) if Path(root).is_dir() else frozenset()
     if "repo_modules" in case.data:  # the conformance corpus records what the checkout had
         modules = frozenset(case.data["repo_modules"])
+    parsed = installed.own_copies(parsed, Path(root), modules)
     classification = classify(result, parsed, command=stage.display, repo_modules=modules)
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=classification)
     check = CheckResult(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from greenloop.parsers import ParseResult, ParserInput, parse_output, parser_for
+from greenloop.parsers import ParseResult, ParserInput, installed, parse_output, parser_for
 from greenloop.parsers import pytest as pytest_parser
 from greenloop.parsers.model import Failure, Kind
 
@@ -171,6 +171,97 @@ def test_pytest_no_tests_ran_is_a_summary_with_nothing_run() -> None:
     assert result.counts.summary_seen
     assert result.counts.ran == 0
     assert not result.errors
+
+
+def test_pytest_counts_every_session_when_tox_runs_pytest_several_times() -> None:
+    # natsort's tox env runs pytest three times (README doctests: 1, --doctest-modules: 14, the
+    # suite: 337); the last summary alone said 337 passed where 352 tests passed.
+    data = load(OUTPUTS.parent / "real" / "tox" / "natsort-0" / "case.json")
+    result = parse_case(data)
+    assert (result.counts.passed, result.counts.failed) == (352, 0)
+    assert result.counts.collected == 352
+
+
+def test_installed_copy_frames_name_the_repository_file_when_tox_installed_the_package() -> None:
+    # natsort's tox env installs the package (not editable): a SyntaxError seeded in natsort/utils.py
+    # surfaces in a README doctest through .tox/py311/lib/python3.11/site-packages/natsort/utils.py,
+    # a library path the digest hid, leaving only "at README.rst:69".
+    data = load(OUTPUTS.parent / "real" / "tox" / "natsort-5" / "case.json")
+    root = Path(data["cwd_placeholder"])
+    before = parse_case(data).failures[0]
+    assert ("natsort/utils.py", 428) not in {(f.file, f.line) for f in before.frames}
+    after = installed.own_copies(parse_case(data), root, {"natsort", "tests", "docs"}).failures[0]
+    assert ("natsort/utils.py", 428) in {(f.file, f.line) for f in after.frames}
+    assert installed.own_copies(parse_case(data), root, {"tests"}).failures[0] == before
+
+
+def test_pytest_exception_group_keeps_the_first_sub_exceptions_frames_and_lists_each_one() -> None:
+    # bidict's hypothesis state machine (under xdist) raised "Hypothesis found 2 distinct failures"
+    # drawn with | borders: no frame was read, the AssertionError at bidict/_base.py:423 was lost.
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    group = next(f for f in parse_case(data).failures if f.id.endswith("::runTest"))
+    assert (group.error_type, group.message) == (
+        "ExceptionGroup",
+        "Hypothesis found 2 distinct failures. (2 sub-exceptions)",
+    )
+    assert (group.frames[-1].file, group.frames[-1].line) == ("bidict/_base.py", 423)
+    assert group.detail[0] == "sub-exception 1: AssertionError (at bidict/_base.py:423)"
+    assert group.detail[1].startswith("sub-exception 2: AssertionError: assert <class")
+
+
+def test_pytest_hypothesis_note_under_a_bare_assertion_is_detail_not_the_message() -> None:
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    first = parse_case(data).failures[0]
+    assert first.id == "tests/test_bidict.py::test_views_agree_with_iteration_order"
+    assert (first.error_type, first.message) == ("AssertionError", "")
+    assert first.detail[0] == "Failing test case: test_views_agree_with_iteration_order("
+
+
+def test_pytest_counts_the_last_session_when_a_banner_sits_inside_another_run() -> None:
+    inner = "==== test session starts ====\ncollected 1 item\n\n==== 1 failed in 0.01s ====\n"
+    outer = f"==== test session starts ====\ncollected 3 items\n{inner}\n==== 1 failed, 2 passed in 0.2s ===="
+    counts = pytest_parser.parse_counts(outer)
+    assert (counts.passed, counts.failed, counts.collected) == (2, 1, 3)
+
+
+def _django_filter(n: int) -> ParseResult:
+    return parse_case(
+        load(OUTPUTS.parent / "real" / "django-test" / f"django-filter-{n}" / "case.json")
+    )
+
+
+def test_unittest_reads_xmlrunners_timed_fail_headers_under_djangos_test_runner() -> None:
+    # `runtests.py --testrunner xmlrunner...XMLTestRunner` prints "FAIL [0.004s]: name (id)": no
+    # block was read, the digest fell back to the raw output window.
+    failures = _django_filter(1).failures
+    assert len(failures) == 6
+    assert (
+        failures[0].id == "tests.test_filters.NumericRangeFilterTests.test_field_with_lookup_expr"
+    )
+    assert ("tests/test_filters.py", 954) in {(f.file, f.line) for f in failures[0].frames}
+
+
+def test_unittest_multi_line_message_lines_that_look_like_exceptions_stay_detail() -> None:
+    # mock's "AssertionError: expected call not found." goes on with "Expected: filter(...)",
+    # which was read as an exception of type Expected.
+    first = _django_filter(1).failures[0]
+    assert (first.error_type, first.message) == ("AssertionError", "expected call not found.")
+    assert first.detail[:2] == (
+        "Expected: filter(None__overlap=(20, 30))",
+        "Actual: filter(None__startswith=20)",
+    )
+
+
+def test_unittest_module_that_failed_to_import_keeps_the_cause_and_says_it_did_not_load() -> None:
+    first = _django_filter(3).failures[0]
+    assert first.id == "unittest.loader._FailedTest.tests.rest_framework.test_backends"
+    assert (first.error_type, first.message) == (
+        "AttributeError",
+        "'NoneType' object has no attribute 'items'",
+    )
+    assert first.detail[0] == (
+        "ImportError: Failed to import test module: tests.rest_framework.test_backends"
+    )
 
 
 def test_unittest_ids_are_dotted_paths_with_frames_and_counts() -> None:

@@ -139,6 +139,25 @@ def test_run_stops_a_daemon_the_agent_command_left_and_reports_it(
     assert re.search("iteration 1, the agent: " + LINE.format(pid=pid), out.stdout), out.stdout
 
 
+def test_recover_after_a_kill_9_stops_the_daemon_the_dead_run_s_agent_started(
+    make_repo: Callable[..., Path], daemons: Path
+) -> None:
+    pidfile = daemons / "agent.pid"
+    root = repo(make_repo, "", **{"impl.txt": "broken\n"})
+    agent = f"{PY} escape.py daemon {pidfile} {daemons}/log hang"
+    argv = [PY, "-m", "greenloop", "run", "--agent", agent, "-y", "--", "false"]
+    with subprocess.Popen(argv, cwd=root, start_new_session=True) as run:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        run.kill()  # greenloop dies at once: nothing of its own stops the daemon
+    pid = pid_of(pidfile)
+    recover = greenloop(root, "recover")
+    assert recover.returncode == 0, recover.stdout + recover.stderr
+    assert not alive(pid), f"the daemon {pid} outlived greenloop recover"  # init may reap it
+    assert re.search(LINE.format(pid=pid), recover.stdout), recover.stdout
+
+
 def test_check_leaves_a_parallel_stage_s_daemon_alive_while_that_stage_still_runs(
     make_repo: Callable[..., Path], daemons: Path
 ) -> None:

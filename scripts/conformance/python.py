@@ -21,6 +21,7 @@ MESSAGE_MAX = 120
 CRASH = re.compile(
     r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|AssertionError)(?::\s*(.*))?$"
 )
+HYPOTHESIS_NOTES = ("Falsifying ", "Failing test case:", "You can reproduce", "Explanation:")
 UNITTEST_TRUTH = Path(__file__).resolve().parent / "unittest_truth.py"
 
 
@@ -59,7 +60,9 @@ def crash_line(text: str) -> tuple[str | None, str | None]:
         if m:
             found, pending = (m.group(1).rsplit(".", 1)[-1], m.group(2)), not m.group(2)
         elif pending and line.startswith("E ") and line[1:].strip():
-            found, pending = (found[0], line[1:].strip()), False
+            # hypothesis's notes (``Failing test case: test_x(``) are not the assertion's message
+            note = line[1:].strip().startswith(HYPOTHESIS_NOTES)
+            found, pending = (found if note else (found[0], line[1:].strip())), False
     return found
 
 
@@ -81,7 +84,7 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         return _conftest_error(project, runner, done, mutation, how) or Facts(
             verdict=_no_report_verdict(done), ground_truth=how
         )
-    failing = _failing(suite, cwd, project.root)
+    failing = _in_run_order(_failing(suite, cwd, project.root), done.stdout)
     counts = _counts(suite)
     facts = dict(failing_ids=tuple(i for i, _ in failing), counts=counts, ground_truth=how)
     if failing:
@@ -150,6 +153,21 @@ def _failing(suite: ET.Element, cwd: Path, root: Path) -> list[tuple[str, ET.Ele
     return out
 
 
+def _in_run_order(
+    failing: list[tuple[str, ET.Element]], output: str
+) -> list[tuple[str, ET.Element]]:
+    """The report's failures in the order the run printed them (``FAILED <id>``): under xdist the
+    second run's report lists them in another arrival order; unittest prints ``FAIL: name (id)``. Ids
+    the output never names stay last."""
+
+    def printed_at(item: tuple[str, ET.Element]) -> int:
+        marks = (f"FAILED {item[0]}", f"ERROR {item[0]}", f"({item[0]})")  # pytest, unittest
+        found = [output.find(mark) for mark in marks]
+        return min((i for i in found if i >= 0), default=len(output))
+
+    return sorted(failing, key=printed_at)
+
+
 def _node_id(case: ET.Element, cwd: Path, root: Path) -> str:
     """pytest's node id as its summary prints it (relative to the cwd): the longest classname
     prefix that is a module file (under the cwd or the rootdir), then the classes and the name.
@@ -175,8 +193,9 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
     if "\nGot nothing" in body:
         return "DocTestFailure", "Got nothing"
     m = re.search(r"^UNEXPECTED EXCEPTION: ([A-Za-z_]\w*)\((.*)\)$", body, re.M)
-    if m:
-        return m.group(1), short(m.group(2).strip("'\""))
+    if m:  # the traceback's own last line; the repr's arguments when it has none
+        last = re.findall(rf"^(?:\w+\.)*{m.group(1)}: (.+)$", body, re.M)
+        return m.group(1), short(last[-1] if last else m.group(2).strip("'\""))
     kind, message = crash_line(body)
     if kind is None:  # a rewritten assert: `E   assert ...` lines, then `path:LINE: AssertionError`
         ends = re.findall(r"^\S+:\d+: ([A-Za-z_]\w*)$", body, re.M)
@@ -186,6 +205,122 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
         m = re.match(r"^([A-Za-z_][\w.]*):\s*(.*)", attr, re.S)
         kind, message = (m.group(1).rsplit(".", 1)[-1], m.group(2)) if m else (None, attr)
     return kind, short(message or attr) or None
+
+
+# ---- tox: the wrapper around pytest ----
+
+
+def tox_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    """tox's own ``--result-json`` says which commands ran and their exit codes; each pytest
+    command among them is run again, as tox resolved it, with JUnit XML. The counts are the sum over
+    those pytest runs (tox stops at the first failing command); the ids, type and message are the
+    failing command's."""
+    cwd = project.root / runner.cwd
+    with tempfile.TemporaryDirectory(prefix="glreal-tox-") as tmp:
+        report = Path(tmp) / "tox.json"
+        argv = with_args(runner.argv, f"--result-json={report}")
+        again = run(argv, cwd, runner_env(project), runner.timeout)
+        envs = json.loads(report.read_text(encoding="utf-8"))["testenvs"] if report.exists() else {}
+    how = f"tox --result-json (exit {again.exit_code}); each pytest command it ran again with JUnit XML"
+    commands = [c for env in envs.values() if isinstance(env, dict) for c in env.get("test", [])]
+    if done.timed_out or done.exit_code < 0 or not commands:
+        return Facts(verdict=_no_report_verdict(done), ground_truth=how)
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    facts: dict[str, Any] = {}
+    verdict = "green" if done.exit_code == 0 else "failed"
+    for command in commands:
+        if Path(command["command"][0]).name != "pytest":
+            continue
+        one = _pytest_command(project, cwd, tuple(command["command"]), runner.timeout)
+        if one is None:
+            continue
+        counts = {k: counts[k] + one.counts[k] for k in counts} if one.counts else counts
+        if command["retcode"] != 0 and not facts:
+            verdict = _pytest_verdict(command["retcode"], one.counts or counts)
+            facts = dict(
+                failing_ids=one.failing_ids, error_type=one.error_type, message=one.message,
+                frame=frame_of(project, runner, mutation) if one.failing_ids else None,
+            )  # fmt: skip
+    if verdict == "green" and not counts["passed"]:
+        verdict = "untrusted"
+    return Facts(verdict=verdict, counts=counts, ground_truth=how, **facts)
+
+
+def _pytest_command(
+    project: Project, cwd: Path, argv: tuple[str, ...], timeout: float
+) -> Facts | None:
+    """One pytest command of a tox env, run again in that env with JUnit XML."""
+    env = runner_env(project, {"PATH": f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}"})
+    with tempfile.TemporaryDirectory(prefix="glreal-junit-") as tmp:
+        xml = Path(tmp) / "report.xml"
+        run((*argv, f"--junitxml={xml}", "-o", "junit_family=xunit1"), cwd, env, timeout)
+        suite = _suite(xml)
+    if suite is None:
+        return None
+    failing = _failing(suite, cwd, project.root)
+    kind, message = _failure_type(failing[0][1]) if failing else (None, None)
+    return Facts(
+        verdict="failed" if failing else "green", failing_ids=tuple(i for i, _ in failing),
+        error_type=kind, message=message, counts=_counts(suite),
+    )  # fmt: skip
+
+
+# ---- Django's test runner with unittest-xml-reporting's XMLTestRunner ----
+
+
+def xmlrunner_truth(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None
+) -> Facts:
+    """The same command again; unittest-xml-reporting writes one JUnit file per test class (under
+    the project's ``TEST_OUTPUT_DIR``): the files that run wrote are the report."""
+    cwd = project.root / runner.cwd
+    before = set(cwd.rglob("TEST-*.xml"))  # the captured run's files (one per class, timestamped)
+    again = run(runner.argv, cwd, runner_env(project), runner.timeout)
+    files = sorted(set(cwd.rglob("TEST-*.xml")) - before)
+    how = f"second run: unittest-xml-reporting's {len(files)} TEST-*.xml files (exit {again.exit_code})"
+    suites = [s for f in files if (s := _suite(f)) is not None]
+    if done.timed_out or done.exit_code < 0 or not suites:
+        return _startup_error(project, runner, done, mutation, how) or Facts(
+            verdict=_no_report_verdict(done), ground_truth=how
+        )
+    failing = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for suite in suites:
+        counts = {k: counts[k] + v for k, v in _counts(suite).items()}
+        for case in suite.iter("testcase"):
+            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+            if bad is not None:
+                failing.append((f"{case.get('classname')}.{case.get('name')}", bad))
+    failing = _in_run_order(failing, done.stdout + done.stderr)
+    facts: dict[str, Any] = dict(failing_ids=tuple(i for i, _ in failing), counts=counts)
+    if failing:
+        bad = failing[0][1]
+        kind = bad.get("type", "").rsplit(".", 1)[-1] or None
+        # the body is the printed traceback (attribute values lose their newlines)
+        said = re.findall(rf"^(?:\w+\.)*{kind}: (.+)$", bad.text or "", re.M) if kind else []
+        facts |= dict(
+            error_type=kind, message=short(said[0] if said else bad.get("message", "")) or None,
+            frame=frame_of(project, runner, mutation),
+        )  # fmt: skip
+    verdict = "green" if done.exit_code == 0 else "failed"
+    return Facts(verdict=verdict, ground_truth=how, **facts)
+
+
+def _startup_error(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None, how: str
+) -> Facts | None:
+    """No report: the runner died at start-up on the project's own code (Django imports the
+    settings, which import the package). A traceback ending in an error that is not a missing
+    module is the code's failure."""
+    lines = (done.stdout + done.stderr).rstrip().splitlines()
+    m = re.match(r"^((?:\w+\.)*\w*(?:Error|Exception)): (.*)$", lines[-1]) if lines else None
+    if done.exit_code == 0 or m is None or "No module named" in m.group(2):
+        return None
+    return Facts(
+        verdict="failed", error_type=m.group(1).rsplit(".", 1)[-1], message=short(m.group(2)),
+        frame=frame_of(project, runner, mutation),
+        ground_truth=f"{how}; no report: the run's own traceback at start-up",
+    )  # fmt: skip
 
 
 # ---- unittest ----
@@ -301,6 +436,8 @@ PEERS = {"pytest": {"pytest-receptor": receptor_run}}
 TRUTHS = {
     "junitxml": pytest_truth,
     "unittest-api": unittest_truth,
+    "tox-pytest": tox_truth,
+    "django-xmlrunner": xmlrunner_truth,
     "mypy-json": mypy_truth,
     "ruff-json": ruff_truth,
 }

@@ -83,8 +83,41 @@ def become_subreaper() -> None:
 
 
 def new_tag() -> str:
-    """A tag no other command of this greenloop process carries."""
-    return f"{os.getpid()}.{next(_serial)}"
+    """A tag no other command carries: greenloop's pid and start time, and a serial number.
+
+    After a kill -9 of greenloop, ``stop_tagged_by`` finds what its commands left by that prefix.
+    """
+    return f"{_owner(os.getpid())}.{next(_serial)}"
+
+
+def _owner(pid: int) -> str:
+    from greenloop.process import process_start  # here: a report reads this module without it
+
+    return f"{pid}.{process_start(pid) or 0}"  # the start time the run lock records
+
+
+def stop_tagged_by(pid: int, start: str, grace_s: float = 2.0) -> tuple[Escaped, ...]:
+    """Stop every process a dead greenloop (``pid`` started at ``start``)'s commands left.
+
+    They re-parented to init when greenloop died, so the whole /proc is read for their tag.
+    """
+    if not LINUX or not start:
+        return ()
+    prefix = f"{pid}.{start}."
+    found = [
+        p
+        for p in map(_stat, _all_pids())
+        if p is not None and not p.dead and any(t.startswith(prefix) for t in _tags(p.pid))
+    ]
+    stopped = tuple(Escaped(pid=p.pid, name=_comm(p.pid)) for p in found)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for p in found:
+            _signal(p.pid, sig)
+        deadline = time.monotonic() + grace_s
+        while found and time.monotonic() < deadline:
+            found = [p for p in found if (now := _stat(p.pid)) is not None and not now.dead]
+            time.sleep(POLL_S)
+    return stopped
 
 
 def tagged(env: Mapping[str, str], tag: str) -> dict[str, str]:
@@ -199,11 +232,14 @@ def _children(pid: int) -> list[int]:
 def scan_parents() -> dict[int, list[int]]:
     """Every process's children, from the ppid in each /proc/PID/stat."""
     by_parent: dict[int, list[int]] = defaultdict(list)
-    for name in os.listdir("/proc"):
-        proc = _stat(int(name)) if name.isdigit() else None
+    for proc in map(_stat, _all_pids()):
         if proc is not None:
             by_parent[proc.ppid].append(proc.pid)
     return by_parent
+
+
+def _all_pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
 def _stat(pid: int) -> _Proc | None:

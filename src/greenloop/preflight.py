@@ -73,9 +73,8 @@ def preflight(cwd: Path) -> RepoState:
     lock = runlock.read_lock(common)
     if lock is not None:  # a killed run's leftovers would otherwise read as a dirty tree
         if not runlock.lock_is_live(lock):
-            runlock.stop_survivors(
-                common
-            )  # its agent must not go on editing while the user recovers
+            runlock.stop_survivors(common)  # its agent must not edit on while the user recovers
+            runlock.stop_escapes(lock)
         raise FatalError(runlock.held_message(lock))
     _refuse_dirty(root, common)
     return RepoState(

@@ -15,9 +15,10 @@ from pathlib import Path
 from greenloop import git
 from greenloop.checkpoints import attempt_ref, critical
 from greenloop.errors import FatalError
+from greenloop.orphans import Escaped, describe
 from greenloop.preflight import ABORT_HINT, RepoState, operation_in_progress
 from greenloop.rollback import move_branch, save_attempt
-from greenloop.runlock import lock_is_live, read_lock, stop_survivors
+from greenloop.runlock import lock_is_live, read_lock, stop_escapes, stop_survivors
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +35,8 @@ class RecoverResult:
     """Process groups of the dead run (its agent, its verifier) that were still running."""
     cleared_locks: tuple[str, ...] = ()
     """git lock files the killed run left behind, held by no live process, removed."""
+    stopped_escaped: tuple[Escaped, ...] = ()
+    """Processes the dead run's commands started outside their groups (a daemon), stopped."""
 
 
 def recover(cwd: Path) -> RecoverResult:
@@ -48,6 +51,7 @@ def recover(cwd: Path) -> RecoverResult:
     if lock_is_live(lock):
         raise FatalError(f"run {lock.run_id} is still in progress (pid {lock.pid}); stop it first")
     stopped = stop_survivors(common)  # before touching the tree: nothing may edit it behind us
+    escaped = stop_escapes(lock)
     if not lock.initial_sha:
         lock.path.unlink()  # torn lock: the run died before doing anything
         return RecoverResult(
@@ -84,6 +88,7 @@ def recover(cwd: Path) -> RecoverResult:
         saved_uncommitted=saved,
         extra_refs=kept[1:],
         stopped_groups=stopped,
+        stopped_escaped=escaped,
         cleared_locks=cleared,
     )
 
@@ -130,6 +135,8 @@ def main_recover(args: argparse.Namespace) -> int:
     if result.stopped_groups:
         pids = ", ".join(map(str, result.stopped_groups))
         lines.append(f"  stopped its processes still running (process groups {pids})")
+    if result.stopped_escaped:
+        lines.append(f"  {describe(result.stopped_escaped)}")
     lines += [f"  removed a stale git lock no process held: {p}" for p in result.cleared_locks]
     if result.saved_uncommitted:
         lines.append("  its uncommitted work was committed into the attempt first")

@@ -19,6 +19,10 @@ from pathlib import Path
 from greenloop import process
 from greenloop.errors import FatalError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from greenloop.orphans import Escaped
+
 # A torn (half-written) lock this young may belong to a run that is starting right now.
 TORN_LOCK_GRACE_S = 5.0
 LOCK_KEYS = (
@@ -158,6 +162,13 @@ def stop_survivors(common_dir: Path) -> tuple[int, ...]:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     return stopped
+
+
+def stop_escapes(lock: RunLock) -> tuple[Escaped, ...]:
+    """Stop what the dead run's commands started outside their groups (a daemon): by their tag."""
+    from greenloop import orphans
+
+    return orphans.stop_tagged_by(lock.pid, lock.pid_start) if lock.pid > 0 else ()
 
 
 def _lock_fields(lock: RunLock) -> dict[str, object]:

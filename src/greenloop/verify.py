@@ -11,7 +11,7 @@ from pathlib import Path
 from greenloop import git, instrument
 from greenloop.classify import Classification, Verdict, classify, worst
 from greenloop.detect import Cascade, Stage
-from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.process import ProcessResult, build_env, run_command
 
 
@@ -166,6 +166,7 @@ def run_stage(
             root=str(root),
         )
     )
+    parsed = installed.own_copies(parsed, root, modules)
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
     return StageRun(
         stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten

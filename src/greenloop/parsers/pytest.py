@@ -34,6 +34,7 @@ _SUMMARY = re.compile(
 _PART = re.compile(
     r"(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
 )
+_BANNER = re.compile(r"^=+ test session starts =+[ \t]*$", re.MULTILINE)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
 _FIELD = {
@@ -103,9 +104,15 @@ def parse_counts(text: str) -> Counts:
     collected = _collected(text)
     if not summaries:
         return Counts(collected=collected)
+    sessions = _sessions(text, summaries)
+    if len(sessions) > 1:
+        found = [_collected(text[start:end]) for start, end, _ in sessions]
+        collected = sum(n for n in found if n is not None) if None not in found else collected
     values: dict[str, int] = {}
-    for number, word in _PART.findall(summaries[-1]["body"]):
-        values[_FIELD.get(word, word)] = int(number)
+    for _, _, summary in sessions:
+        for number, word in _PART.findall(summary["body"]):
+            key = _FIELD.get(word, word)
+            values[key] = values.get(key, 0) + int(number)
     return Counts(
         collected=collected,
         passed=values.get("passed", 0),
@@ -119,6 +126,20 @@ def parse_counts(text: str) -> Counts:
         subtests_failed=values.get("subtests_failed", 0),
         summary_seen=True,
     )
+
+
+def _sessions(text: str, summaries: list[re.Match[str]]) -> list[tuple[int, int, re.Match[str]]]:
+    """(start, end, summary) of each pytest session: several when a wrapper (tox, nox, make) ran
+    pytest several times in a row, each banner followed by its own summary before the next one.
+    Any other layout (a pytester run's output captured inside a failure) is one session: the last
+    summary's."""
+    banners = [m.start() for m in _BANNER.finditer(text)]
+    ends = [*banners[1:], len(text)]
+    spans = list(zip(banners, ends, summaries, strict=False))
+    alternate = all(start < summary.start() < end for start, end, summary in spans)
+    if len(banners) > 1 and len(banners) == len(summaries) and alternate:
+        return spans
+    return [(0, len(text), summaries[-1])]
 
 
 def _collected(text: str) -> int | None:

@@ -21,6 +21,13 @@ _LOC = re.compile(r"^(?P<file>[^\s:][^:]*\.\w+):(?P<line>\d+):(?: (?P<rest>.*))?
 _E_LINE = re.compile(r"^E(?: +(?P<text>.*))?$")
 _EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(?P<msg>.*))?$")
 _DEF = re.compile(r"^\s*(?:async\s+)?def (\w+)")
+# An exception group as Python draws it: "  + Exception Group Traceback ...", "  | " lines, and
+# "  +-+---- 1 ----" / "    +---- 2 ----" / "    +------" between its sub-exceptions.
+_GROUP_START = re.compile(r"^\s*\+ Exception Group Traceback \(most recent call last\):\s*$")
+_GROUP_BAR = re.compile(r"^\s*\| ?(?P<text>.*)$")
+_GROUP_RULE = re.compile(r"^\s*\+-[+-]*(?: (?P<n>\d+|\.\.\.)[^-]*-+)?\s*$")
+# The notes hypothesis adds under a bare ``AssertionError``: the example, never the message.
+HYPOTHESIS_NOTES = ("Falsifying ", "Failing test case:", "You can reproduce", "Explanation:")
 _CHAIN = (
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
@@ -122,6 +129,7 @@ class _Reader:
         if m is not None:
             self._add(m["file"], m["line"], m["func"] or "", "")
             self.expect_source = True
+            self.native_exc = ""  # a traceback of its own follows: its exception is a new one
             return
         loc = _LOC.match(line)
         if loc is not None:
@@ -132,7 +140,9 @@ class _Reader:
                 self.native_exc, self.native_detail = rest, []
             self.pending = []
             return
-        if self.frames and line and not line[0].isspace() and _EXC.match(line):
+        # after the exception line, "Expected: x" (mock's message goes on) is its message, not another
+        fresh = not self.native_exc and not line.startswith(HYPOTHESIS_NOTES)
+        if self.frames and line and not line[0].isspace() and _EXC.match(line) and fresh:
             self.native_exc, self.native_detail = line.strip(), []
         elif self.native_exc and line.strip():
             self.native_detail.append(line.strip())
@@ -159,6 +169,9 @@ class _Reader:
 
 def parse_traceback(lines: Sequence[str], root: str = "") -> Traceback:
     """Frames (oldest first) of the final exception in a chain, its type, message and detail."""
+    parts = _group_parts(lines)
+    if parts:
+        return _group_traceback(parts, root)
     reader = _Reader(root)
     for line in lines:
         reader.feed(line)
@@ -213,7 +226,7 @@ def _read_e_block(block: list[str], root: str) -> tuple[str, str, tuple[str, ...
         error_type, message = split_exception(block[index])
         rest = block[index + 1 :] if not extra else []
     detail = tuple(t.strip() for t in rest if t.strip())[:MAX_DETAIL]
-    if not message and detail:
+    if not message and detail and not detail[0].startswith(HYPOTHESIS_NOTES):
         message, detail = detail[0], detail[1:]
     return error_type, message, detail, extra
 
@@ -221,3 +234,43 @@ def _read_e_block(block: list[str], root: str) -> tuple[str, str, tuple[str, ...
 def _exception_line(text: str) -> bool:
     m = _EXC.match(text.strip())
     return m is not None and (m["msg"] is not None or "." in m["type"] or m["type"][-1].isalnum())
+
+
+def _group_parts(lines: Sequence[str]) -> list[list[str]]:
+    """The group's own lines, then each sub-exception's, without the drawing; [] when none."""
+    start = next((i for i, line in enumerate(lines) if _GROUP_START.match(line)), None)
+    if start is None:
+        return []
+    parts: list[list[str]] = [[]]
+    for line in lines[start + 1 :]:
+        rule = _GROUP_RULE.match(line)
+        bar = _GROUP_BAR.match(line) if rule is None else None
+        if rule is not None and rule["n"]:
+            parts.append([])
+        elif bar is not None:
+            parts[-1].append(bar["text"])
+        elif rule is None and line.strip():
+            break
+    return parts
+
+
+def _group_traceback(parts: list[list[str]], root: str) -> Traceback:
+    """The group's type and message; the first sub-exception's frames below the group's (the
+    deepest is where it raised); one detail line per sub-exception, then the first one's detail."""
+    group = parse_traceback(parts[0], root)
+    subs = [parse_traceback(part, root) for part in parts[1:] if part]
+    first = subs[0] if subs else Traceback()
+    summary = tuple(f"sub-exception {i}: {_one_line(sub)}" for i, sub in enumerate(subs, 1))
+    return Traceback(
+        frames=(group.frames + first.frames)[-MAX_FRAMES:],
+        error_type=group.error_type,
+        message=group.message,
+        detail=(summary + first.detail)[:MAX_DETAIL],
+        location=group.location,
+    )
+
+
+def _one_line(tb: Traceback) -> str:
+    what = ": ".join(p for p in (tb.error_type, tb.message) if p) or "?"
+    where = tb.frames[-1] if tb.frames else None
+    return f"{what} (at {where.file}:{where.line})" if where else what

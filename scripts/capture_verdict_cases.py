@@ -59,6 +59,12 @@ class Case:
     mutation: dict[str, Any] | None = None
     version: list[str] = field(default_factory=list)
     unverified: list[str] = field(default_factory=list)
+    install: list[str] = field(default_factory=list)
+    """Run once in the checkout when it has no node_modules (npm's registry is reachable)."""
+    to_files: bool = False
+    """Output into files, not pipes: node drops what a pipe has not taken when the program calls
+    process.exit (tsd's 1 MB report reached a pipe whole in 1 run of 2 here). Stored without the
+    padding that closes a line (see run_to_files)."""
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -66,6 +72,21 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
         argv, cwd=cwd, env=env, capture_output=True, text=True, errors="replace",
         stdin=subprocess.DEVNULL, timeout=600, check=False,
     )  # fmt: skip
+
+
+def run_to_files(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    out, err = cwd / ".capture-stdout", cwd / ".capture-stderr"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        code = subprocess.run(
+            argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
+            timeout=600, check=False,
+        ).returncode  # fmt: skip
+    # eslint-formatter-pretty pads every row to ~500 columns: stored as greenloop reads it, without
+    # a line's closing 16+ spaces (process._PADDING), 150 KB instead of 1.5 MB
+    texts = [re.sub(r"[ \t]{16,}(?=\r?\n)", "", p.read_text(errors="replace")) for p in (out, err)]
+    out.unlink()
+    err.unlink()
+    return subprocess.CompletedProcess(argv, code, texts[0], texts[1])
 
 
 def environment() -> dict[str, str]:
@@ -81,6 +102,8 @@ def checkout(case: Case, env: dict[str, str]) -> Path:
         subprocess.run(["git", "clone", "-q", str(source), str(dest)], check=True)
     subprocess.run(["git", "checkout", "-q", "-f", case.commit], cwd=dest, check=True)
     subprocess.run(["git", "clean", "-qfdx", "-e", "node_modules"], cwd=dest, check=True)
+    if case.install and not (dest / "node_modules").exists():
+        subprocess.run(case.install, cwd=dest, env=env, check=True)
     if case.mutation:
         mutate(dest, case.mutation, env)
     return dest
@@ -163,6 +186,55 @@ def node_junit_truth(argv: list[str], declared: dict[str, Any]) -> Truth:
             "failing_ids": failing,
             "counts": counts | {"skipped": skipped},
         } | declared
+
+    return truth
+
+
+TSD_VERSION = [
+    "node", "-p", "JSON.parse(require('fs').readFileSync('node_modules/tsd/package.json')).version"
+]  # fmt: skip
+
+
+def xo_json_truth() -> Truth:
+    """Facts from xo's own JSON reporter (eslint's result objects): rules, first location."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        results = json.loads(run(["npx", "xo", "--reporter=json"], root, env).stdout)
+        found = [(r["filePath"], m) for r in results for m in r["messages"] if m["severity"] == 2]
+        first_file, first = found[0] if found else ("", {})
+        return {
+            "verdict": "failed" if found else "green",
+            "failing_ids": [m["ruleId"] for _, m in found],
+            "frame": f"{_relative(first_file, root)}:{first['line']}" if found else None,
+            "message": first.get("message"),
+            "errors": len(found),
+        }
+
+    return truth
+
+
+def tsd_api_truth(verdict: str) -> Truth:
+    """Facts from tsd's own API (its diagnostics); messages as its formatter prints them, without
+    the quotes around type names. ``verdict`` is what they amount to (env_failure: all inside
+    node_modules)."""
+    script = (
+        "require('tsd').default().then(d => console.log(JSON.stringify(d.map(x => "
+        "({file: x.fileName, line: x.line, message: x.message, severity: x.severity})))))"
+    )
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        diagnostics = json.loads(run(["node", "-e", script], root, env).stdout)
+        errors = [d for d in diagnostics if d["severity"] == "error"]
+        own = [d for d in errors if "node_modules/" not in _relative(d["file"], root)]
+        first = own[0] if own else None  # none: what is wrong is no line of the repository's
+        return {
+            "verdict": verdict,
+            "failing_ids": [],
+            "frame": f"{_relative(first['file'], root)}:{first['line']}" if first else None,
+            "message": first["message"].replace("'", "") if first else None,
+            "errors": len(errors),
+            "errors_in_node_modules": len(errors) - len(own),
+        }
 
     return truth
 
@@ -256,10 +328,63 @@ CASES: list[Case] = [
 ]
 
 
+CASES += [
+    Case(
+        tool="xo",
+        name="camelcase-1",
+        repo="sindresorhus/camelcase",
+        commit="8596a65fcbfedd474cdedf16f48b7d9381eb7953",
+        argv=["npx", "xo"],
+        truth=xo_json_truth(),
+        ground_truth="xo --reporter=json",
+        mutation={
+            "file": "index.js",
+            "line": 1,
+            "kind": "const to var",
+            "before": "const UPPERCASE",
+            "after": "var UPPERCASE",
+        },
+        version=["npx", "xo", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="tsd",
+        name="camelcase-1",
+        repo="sindresorhus/camelcase",
+        commit="8596a65fcbfedd474cdedf16f48b7d9381eb7953",
+        argv=["npx", "tsd"],
+        truth=tsd_api_truth("failed"),
+        ground_truth="tsd's API (tsd().then(diagnostics))",
+        mutation={
+            "file": "index.test-d.ts",
+            "line": 4,
+            "kind": "expected type changed",
+            "before": "expectType<string>(camelCase('foo-bar'))",
+            "after": "expectType<number>(camelCase('foo-bar'))",
+        },
+        version=TSD_VERSION,
+        install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="tsd",
+        name="escape-string-regexp-0",
+        repo="sindresorhus/escape-string-regexp",
+        commit="cbc42403142c96923b482604e1f3d627b1956aff",
+        argv=["npx", "tsd"],
+        truth=tsd_api_truth("env_failure"),
+        to_files=True,
+        ground_truth="tsd's API: every diagnostic's file is in node_modules (@types/node newer than "
+        "the TypeScript tsd bundles)",
+        version=TSD_VERSION,
+        install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+]
+
+
 def capture(case: Case) -> Path:
     env = environment()
     root = checkout(case, env)
-    proc = run(case.argv, root, env)
+    proc = run_to_files(case.argv, root, env) if case.to_files else run(case.argv, root, env)
     facts = {"error_type": None, "message": None, "frame": None} | case.truth(root, env, proc.stdout)
     version = run(case.version, root, env).stdout.strip().splitlines()[0] if case.version else ""
     data = {

@@ -64,3 +64,27 @@ def test_package_manager_refusing_a_pinned_project_is_an_environment_failure(
     assert data["verdict"] == "env_failure", data["digest"]
     assert "package manager refused" in data["digest"]
     assert data["exit_code"] == 3
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+@pytest.mark.parametrize(
+    ("lockfile", "manager"), [(None, "npm"), ("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn")]
+)
+def test_env_hint_says_install_the_dependencies_when_a_fresh_clone_has_no_node_modules(
+    tmp_path: Path, lockfile: str | None, manager: str
+) -> None:
+    # vary, camelcase … cloned and checked before `npm install`: "sh: 1: mocha: not found"
+    manifest = {"name": "x", "scripts": {"test": f"{MISSING} --bail"}}
+    manifest["devDependencies"] = {MISSING: "^1.0.0"}
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    if lockfile:
+        (tmp_path / lockfile).write_text("")
+    data = _check(tmp_path, "--", "npm", "test")
+    assert data["verdict"] == "env_failure"
+    assert f"node_modules is missing here: run `{manager} install`" in data["digest"]
+    (tmp_path / "node_modules").mkdir()  # installed, but not this one
+    data = _check(tmp_path, "--", "npm", "test")
+    assert (
+        f"`{MISSING}` is in package.json but not installed: run `{manager} install`"
+        in (data["digest"])
+    )

@@ -224,6 +224,46 @@ def test_pytest_counts_the_last_session_when_a_banner_sits_inside_another_run() 
     assert (counts.passed, counts.failed, counts.collected) == (2, 1, 3)
 
 
+def _django_filter(n: int) -> ParseResult:
+    return parse_case(
+        load(OUTPUTS.parent / "real" / "django-test" / f"django-filter-{n}" / "case.json")
+    )
+
+
+def test_unittest_reads_xmlrunners_timed_fail_headers_under_djangos_test_runner() -> None:
+    # `runtests.py --testrunner xmlrunner...XMLTestRunner` prints "FAIL [0.004s]: name (id)": no
+    # block was read, the digest fell back to the raw output window.
+    failures = _django_filter(1).failures
+    assert len(failures) == 6
+    assert (
+        failures[0].id == "tests.test_filters.NumericRangeFilterTests.test_field_with_lookup_expr"
+    )
+    assert ("tests/test_filters.py", 954) in {(f.file, f.line) for f in failures[0].frames}
+
+
+def test_unittest_multi_line_message_lines_that_look_like_exceptions_stay_detail() -> None:
+    # mock's "AssertionError: expected call not found." goes on with "Expected: filter(...)",
+    # which was read as an exception of type Expected.
+    first = _django_filter(1).failures[0]
+    assert (first.error_type, first.message) == ("AssertionError", "expected call not found.")
+    assert first.detail[:2] == (
+        "Expected: filter(None__overlap=(20, 30))",
+        "Actual: filter(None__startswith=20)",
+    )
+
+
+def test_unittest_module_that_failed_to_import_keeps_the_cause_and_says_it_did_not_load() -> None:
+    first = _django_filter(3).failures[0]
+    assert first.id == "unittest.loader._FailedTest.tests.rest_framework.test_backends"
+    assert (first.error_type, first.message) == (
+        "AttributeError",
+        "'NoneType' object has no attribute 'items'",
+    )
+    assert first.detail[0] == (
+        "ImportError: Failed to import test module: tests.rest_framework.test_backends"
+    )
+
+
 def test_unittest_ids_are_dotted_paths_with_frames_and_counts() -> None:
     result = parse_case(case("unittest", "failure_and_error"))
     assert {f.id for f in result.errors} == {

@@ -135,3 +135,20 @@ def test_environment_keeps_the_callers_colour_variables_and_only_turns_pagers_of
 
 def test_progress_bar_carriage_returns_keep_only_the_final_state() -> None:
     assert strip_ansi("10%\r50%\r100% done\nnext\n") == "100% done\nnext\n"
+
+
+def test_a_formatters_padding_to_its_column_is_not_kept_so_its_report_fits_whole() -> None:
+    # eslint-formatter-pretty (xo, tsd) pads each row to ~500 columns: escape-string-regexp's
+    # tsd report was 1 MB, so the byte cap dropped its middle; two trailing spaces stay
+    script = (
+        "import sys\n"
+        "for i in range(3000):\n"
+        "    sys.stdout.write(f'  \\u2716  {i}:1  Cannot find name X.' + ' ' * 480 + '\\n')\n"
+        "sys.stdout.write('kept  \\n\\n  3000 errors\\n')\n"
+    )
+    result = run_command([sys.executable, "-c", script], timeout_s=60)
+    assert result.dropped_bytes == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3003
+    assert lines[0] == "  \u2716  0:1  Cannot find name X."
+    assert "kept  " in lines

@@ -306,7 +306,7 @@ def test_a_verifier_command_its_tool_refuses_as_a_usage_error_is_an_environment_
     judged = classify(run, parsed, command=" ".join(run.argv))
     assert judged.verdict is Verdict.ENV_FAILURE, judged
     assert judged.evidence.startswith(evidence)
-    assert judged.wrong_command
+    assert judged.advice.startswith("Fix the stage's command")
 
 
 def test_a_type_error_mypy_finds_is_still_the_codes_failure(tmp_path: Path) -> None:
@@ -368,3 +368,66 @@ def test_pytest_test_files_sharing_a_basename_are_the_codes_failure_with_pytests
     failure = parsed.failures[0]
     assert (failure.id, failure.message) == ("tests/b/test_x.py", "import file mismatch:")
     assert any("unique basename" in line for line in failure.detail)
+
+
+@pytest.mark.parametrize(
+    "name", ["xo/camelcase-1", "tsd/camelcase-1", "tsd/escape-string-regexp-0"]
+)
+def test_eslint_formatter_pretty_reports_of_xo_and_tsd_get_the_tools_own_facts(name: str) -> None:
+    # sindresorhus' `xo && ava && tsd`: both print eslint-formatter-pretty, which no parser read
+    data = _load(name)
+    facts = data["facts"]
+    parsed, verdict = _judge(data)
+    assert verdict == facts["verdict"], parsed.failures[:2]
+    assert parsed.counts.errors == facts["errors"]
+    first = parsed.errors[0]
+    if facts["verdict"] == "failed":
+        assert facts["message"] in first.message
+        assert f"{first.file}:{first.line}" == facts["frame"]
+        assert [f.code for f in parsed.errors if f.code] == facts["failing_ids"]
+    else:  # tsd's TypeScript against a newer @types/node: every error is node_modules'
+        assert all(f.file.startswith("node_modules/") for f in parsed.errors)
+
+
+def test_a_type_checkers_errors_inside_node_modules_are_listed_after_the_repositorys_own() -> None:
+    data = _load("tsd/escape-string-regexp-0")
+    own = "  index.test-d.ts:4:19\n  \u2716  4:19  Argument of type string is not assignable.\n\n"
+    data["stderr"] = data["stderr"].replace("\n\n  2791 errors", f"\n\n{own}  2792 errors")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED  # one error of the repository's own: the code's failure
+    assert (parsed.errors[0].file, parsed.errors[0].line) == ("index.test-d.ts", 4)
+
+
+def test_every_error_inside_dependencies_is_not_the_environments_fault_if_the_report_was_cut() -> (
+    None
+):
+    data = _load("tsd/escape-string-regexp-0")
+    data["stderr"] = data["stderr"].split("\n\n  2791 errors")[0]  # node cut it before the end
+    _, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+
+
+@pytest.mark.parametrize(
+    ("imported", "package_kept", "verdict"),
+    [
+        ("mypkg", True, Verdict.ENV_FAILURE),  # a fresh clone, never `pip install -e .`'d
+        ("mypgk", True, Verdict.FAILED),  # a misspelt import: the code's
+    ],
+)
+def test_a_src_layout_package_nobody_installed_is_the_environments_not_the_codes(
+    tmp_path: Path, imported: str, package_kept: bool, verdict: Verdict
+) -> None:
+    if package_kept:
+        (tmp_path / "src" / "mypkg").mkdir(parents=True)
+        (tmp_path / "src" / "mypkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_f.py").write_text(
+        f"from {imported} import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    run, parsed = _live([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], tmp_path)
+    assert run.exit_code == 2, run.merged
+    modules = {"mypkg"} if package_kept else set()
+    judged = classify(run, parsed, command="pytest", repo_modules=modules, root=str(tmp_path))
+    assert judged.verdict is verdict, judged
+    if verdict is Verdict.ENV_FAILURE:
+        assert "pip install -e ." in judged.advice

@@ -157,10 +157,12 @@ def _in_run_order(
     failing: list[tuple[str, ET.Element]], output: str
 ) -> list[tuple[str, ET.Element]]:
     """The report's failures in the order the run printed them (``FAILED <id>``): under xdist the
-    second run's report lists them in another arrival order. Ids the output never names stay last."""
+    second run's report lists them in another arrival order; unittest prints ``FAIL: name (id)``. Ids
+    the output never names stay last."""
 
     def printed_at(item: tuple[str, ET.Element]) -> int:
-        found = [output.find(f"{word} {item[0]}") for word in ("FAILED", "ERROR")]
+        marks = (f"FAILED {item[0]}", f"ERROR {item[0]}", f"({item[0]})")  # pytest, unittest
+        found = [output.find(mark) for mark in marks]
         return min((i for i in found if i >= 0), default=len(output))
 
     return sorted(failing, key=printed_at)
@@ -260,6 +262,64 @@ def _pytest_command(
     return Facts(
         verdict="failed" if failing else "green", failing_ids=tuple(i for i, _ in failing),
         error_type=kind, message=message, counts=_counts(suite),
+    )  # fmt: skip
+
+
+# ---- Django's test runner with unittest-xml-reporting's XMLTestRunner ----
+
+
+def xmlrunner_truth(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None
+) -> Facts:
+    """The same command again; unittest-xml-reporting writes one JUnit file per test class (under
+    the project's ``TEST_OUTPUT_DIR``): the files that run wrote are the report."""
+    cwd = project.root / runner.cwd
+    before = set(cwd.rglob("TEST-*.xml"))  # the captured run's files (one per class, timestamped)
+    again = run(runner.argv, cwd, runner_env(project), runner.timeout)
+    files = sorted(set(cwd.rglob("TEST-*.xml")) - before)
+    how = f"second run: unittest-xml-reporting's {len(files)} TEST-*.xml files (exit {again.exit_code})"
+    suites = [s for f in files if (s := _suite(f)) is not None]
+    if done.timed_out or done.exit_code < 0 or not suites:
+        return _startup_error(project, runner, done, mutation, how) or Facts(
+            verdict=_no_report_verdict(done), ground_truth=how
+        )
+    failing = []
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for suite in suites:
+        counts = {k: counts[k] + v for k, v in _counts(suite).items()}
+        for case in suite.iter("testcase"):
+            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+            if bad is not None:
+                failing.append((f"{case.get('classname')}.{case.get('name')}", bad))
+    failing = _in_run_order(failing, done.stdout + done.stderr)
+    facts: dict[str, Any] = dict(failing_ids=tuple(i for i, _ in failing), counts=counts)
+    if failing:
+        bad = failing[0][1]
+        kind = bad.get("type", "").rsplit(".", 1)[-1] or None
+        # the body is the printed traceback (attribute values lose their newlines)
+        said = re.findall(rf"^(?:\w+\.)*{kind}: (.+)$", bad.text or "", re.M) if kind else []
+        facts |= dict(
+            error_type=kind, message=short(said[0] if said else bad.get("message", "")) or None,
+            frame=frame_of(project, runner, mutation),
+        )  # fmt: skip
+    verdict = "green" if done.exit_code == 0 else "failed"
+    return Facts(verdict=verdict, ground_truth=how, **facts)
+
+
+def _startup_error(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None, how: str
+) -> Facts | None:
+    """No report: the runner died at start-up on the project's own code (Django imports the
+    settings, which import the package). A traceback ending in an error that is not a missing
+    module is the code's failure."""
+    lines = (done.stdout + done.stderr).rstrip().splitlines()
+    m = re.match(r"^((?:\w+\.)*\w*(?:Error|Exception)): (.*)$", lines[-1]) if lines else None
+    if done.exit_code == 0 or m is None or "No module named" in m.group(2):
+        return None
+    return Facts(
+        verdict="failed", error_type=m.group(1).rsplit(".", 1)[-1], message=short(m.group(2)),
+        frame=frame_of(project, runner, mutation),
+        ground_truth=f"{how}; no report: the run's own traceback at start-up",
     )  # fmt: skip
 
 
@@ -377,6 +437,7 @@ TRUTHS = {
     "junitxml": pytest_truth,
     "unittest-api": unittest_truth,
     "tox-pytest": tox_truth,
+    "django-xmlrunner": xmlrunner_truth,
     "mypy-json": mypy_truth,
     "ruff-json": ruff_truth,
 }

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from greenloop.parsers.model import ParseResult
+from greenloop.parsers.model import Kind, ParseResult, in_dependencies
 from greenloop.process import ProcessResult
 
 
@@ -61,8 +61,8 @@ class Classification:
     missing_module: str = ""
     missing_command: str = ""
     """The command the shell could not find (``sh: 1: pnpm: not found`` -> pnpm)."""
-    wrong_command: bool = False
-    """The verifier's tool refused its own command line (a usage error)."""
+    advice: str = ""
+    """What the human should do, when it is more than "fix the environment"."""
 
 
 # A command string that makes failure look like success (seed step 6, OP-5).
@@ -129,7 +129,11 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = environment_problem(run, parsed, repo_modules) or foreign_import(run, root)
+    env = (
+        environment_problem(run, parsed, repo_modules)
+        or foreign_import(run, root)
+        or own_package_not_installed(run, root)
+    )
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -192,7 +196,7 @@ def environment_problem(
             verdict=Verdict.ENV_FAILURE,
             reasons=("the verifier's command line is wrong (a usage error)",),
             evidence=usage,
-            wrong_command=True,
+            advice="Fix the stage's command (greenloop.toml, or the command after --), then re-run.",
         )
     text = run.merged
     missing = missing_third_party(text, repo_modules)
@@ -203,6 +207,9 @@ def environment_problem(
             evidence=f"No module named '{missing}'",
             missing_module=missing,
         )
+    theirs = dependencies_only(run, parsed)
+    if theirs is not None:
+        return theirs
     for pattern, why in ENV_PATTERNS:
         m = re.search(pattern, text, re.M)
         if m:
@@ -214,6 +221,30 @@ def environment_problem(
                 missing_command=gone["cmd"] if gone else "",
             )
     return None
+
+
+def dependencies_only(run: ProcessResult, parsed: ParseResult) -> Classification | None:
+    """Every error inside installed dependencies, none in the repository's files and no failing
+    test (tsd's TypeScript against a newer node_modules/@types/node: 2 791 errors, all theirs):
+    versions that do not fit each other, which no edit of the code fixes."""
+    errors, counts = parsed.errors, parsed.counts
+    if not errors or counts.failed or any(f.kind is Kind.TEST for f in errors):
+        return None
+    # only a report read whole, to its summary: the repository's errors may come last (node cuts
+    # a piped report short when it exits; the byte cap drops the middle)
+    if run.dropped_bytes or not counts.summary_seen or counts.errors < len(errors):
+        return None
+    if not all(in_dependencies(f.file) for f in errors):  # parsers list the project's own first
+        return None
+    first = errors[0]
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            f"all {counts.errors} errors it reports are inside installed dependencies, none in "
+            "this repository's files: their versions do not fit each other or the toolchain",
+        ),
+        evidence=f"{first.file}:{first.line}: {first.message}",
+    )
 
 
 def usage_error(run: ProcessResult) -> str:
@@ -265,6 +296,30 @@ def foreign_import(run: ProcessResult, root: str) -> Classification | None:
                     "stale __pycache__)",
                 ),
                 evidence=f"imported module '{m['module']}' has this __file__ attribute: {path}",
+            )
+    return None
+
+
+def own_package_not_installed(run: ProcessResult, root: str) -> Classification | None:
+    """``No module named 'pkg'`` while the repository has ``src/pkg``: a src layout nobody installed
+    into the verifier's environment (a fresh clone, no ``pip install -e .``). A package the code
+    no longer has, or a misspelt one, stays the code's failure."""
+    if not root or run.exit_code == 0 or "No module named" not in run.merged:
+        return None
+    for m in re.finditer(_NO_MODULE, run.merged):
+        name = m.group(1)
+        src = os.path.join(root, "src", name)
+        if "." in name or os.path.exists(os.path.join(root, name)):
+            continue
+        if os.path.isfile(os.path.join(src, "__init__.py")) or os.path.isfile(f"{src}.py"):
+            return Classification(
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(
+                    f"the project's own package {name!r} (src/{name}) is not installed where the "
+                    "verifier runs",
+                ),
+                evidence=m.group(0),
+                advice="Install the project there (`pip install -e .`), then re-run.",
             )
     return None
 

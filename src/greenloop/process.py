@@ -123,6 +123,8 @@ class _Capped:
         self.dropped = 0
 
     def add(self, chunk: bytes) -> None:
+        if b"    \n" in chunk:  # a formatter's padding to its column (xo, tsd: ~500 bytes a line)
+            chunk = _PADDING.sub(b"", chunk)
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -475,6 +477,8 @@ def resolve_executable(root: Path, word: str, environ: Mapping[str, str] = os.en
     return found if real == found else f"{found} ({real})"
 
 
+# 16+ spaces or tabs closing a line: padding, never meaning (1-2 trailing spaces stay as they are)
+_PADDING = re.compile(rb"[ \t]{16,}(?=\r?\n)")
 _PLAIN_WORD = re.compile(r"^[\w.+/][\w.+/-]*$")
 
 

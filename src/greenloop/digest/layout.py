@@ -212,15 +212,44 @@ def _env_advice(run: StageRun, root: Path) -> str:
         )
     elif c.missing_command or run.result.exit_code == 127:
         tool = c.missing_command or run.stage.argv[0]  # `sh -c "ruff ."`: ruff is missing, not sh
-        lines.append(f"Install `{tool}` or fix the command, then re-run.")
-    elif c.wrong_command:
         lines.append(
-            "Fix the stage's command (greenloop.toml, or the command after --), then re-run."
+            _node_install(tool, root) or f"Install `{tool}` or fix the command, then re-run."
         )
+    elif c.advice:
+        lines.append(c.advice)
     else:
         lines.append("Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")
     return "\n".join(lines)
+
+
+# the lockfile says which package manager installs node_modules
+LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"))
+
+
+def _node_install(tool: str, root: Path) -> str:
+    """A node project whose dependencies are not installed (a fresh clone: `mocha: not found`)."""
+    import json  # only for a command that is missing
+
+    if tool in ("npm", "npx", *(m for _, m in LOCKFILES)):
+        return ""  # the package manager itself is missing: install it first
+    try:
+        manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    manager = next((m for lock, m in LOCKFILES if (root / lock).exists()), "npm")
+    declared = {
+        name
+        for key in ("dependencies", "devDependencies")
+        for name in (manifest.get(key) or {} if isinstance(manifest, dict) else {})
+    }
+    if declared and not (root / "node_modules").is_dir():
+        return f"node_modules is missing here: run `{manager} install`, then re-run."
+    if tool in declared:
+        return (
+            f"`{tool}` is in package.json but not installed: run `{manager} install`, then re-run."
+        )
+    return ""
 
 
 def _importer(text: str, module: str, root: Path) -> str:

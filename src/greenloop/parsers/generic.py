@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import re
 
-from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import (
+    Counts,
+    Failure,
+    Kind,
+    ParseResult,
+    ParserInput,
+    in_dependencies,
+)
 
 _DIAG = re.compile(
     r"^(?P<file>[^\s:][^:\n]*?\.[A-Za-z0-9]{1,6}):(?P<line>\d+)(?::(?P<col>\d+))?:?\s+"
@@ -90,6 +97,12 @@ def rstrip_lines(text: str) -> str:
 def lines_of(inp: ParserInput) -> list[str]:
     """Output lines, each capped at ``MAX_LINE`` characters."""
     return [line[:MAX_LINE] for line in text_of(inp).split("\n")]
+
+
+def own_first(failures: list[Failure]) -> list[Failure]:
+    """The repository's own findings before those inside installed dependencies (a type checker
+    that reads node_modules/@types lists theirs by the thousand), each group in its order."""
+    return sorted(failures, key=lambda f: in_dependencies(f.file))
 
 
 def relative(path: str, root: str) -> str:

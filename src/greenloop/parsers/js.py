@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from greenloop.parsers import js_tests, node_test
-from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
+from greenloop.parsers.generic import (
+    MAX_FAILURES,
+    capped,
+    lines_of,
+    own_first,
+    relative,
+    to_int,
+)
 from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
 
 _TSC_PLAIN = re.compile(
@@ -23,6 +31,13 @@ _ESLINT_SUMMARY = re.compile(
     r"^✖ \d+ problems? \((?P<errors>\d+) errors?, (?P<warnings>\d+) warnings?\)"
 )
 _RULE = re.compile(r"^@?[\w-]+(?:/[\w-]+)*$")
+# eslint-formatter-pretty (xo, tsd): "  index.js:1:1", then "  ✖  1:1  Unexpected var…  no-var"
+PRETTY_MARK = "\u2716  "
+_PRETTY_FILE = re.compile(r"^  (?P<file>\S[^:]*):\d+:\d+\s*$")
+_PRETTY_ROW = re.compile(
+    r"^  (?P<sym>[\u2716\u26a0])\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<rest>\S.*?)\s*$"
+)
+_PRETTY_TOTAL = re.compile(r"^  (?P<n>\d+) (?P<what>error|warning)s?\s*$")
 _PRETTIER_WARN = re.compile(r"^\[warn\] (?P<file>\S.*)$")
 _PRETTIER_ERROR = re.compile(
     r"^\[error\] (?P<file>[^:\s]+): (?P<type>\w+): (?P<msg>.*?)(?: \((?P<line>\d+):(?P<col>\d+)\))?$"
@@ -43,6 +58,10 @@ def parse(inp: ParserInput) -> ParseResult:
         found, c = _eslint(lines, inp.root)
         failures += found
         counts.append(c)
+    if PRETTY_MARK in text:
+        found, c = _pretty(lines, inp.root, _is_tsd(inp.argv, text))
+        failures += found
+        counts.append(c)
     if "[warn] " in text or "[error] " in text:
         failures += _prettier(lines)
     if "  ● " in text or "Tests:" in text:
@@ -60,7 +79,7 @@ def parse(inp: ParserInput) -> ParseResult:
     seen = [c for c in seen if c.collected] or seen
     return ParseResult(
         tool="js",
-        failures=tuple(failures[:MAX_FAILURES]),
+        failures=tuple(own_first(failures)[:MAX_FAILURES]),
         counts=seen[-1] if seen else Counts(),
         killed=tuple(killed),
     )
@@ -146,6 +165,38 @@ def _eslint(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
             message = " ".join(parts[:-1] if rule else parts)
             failures.append(_lint(file, m["line"], m["col"], m["sev"], rule, message))
     return failures, counts
+
+
+def _pretty(lines: list[str], root: str, types: bool) -> tuple[list[Failure], Counts]:
+    """eslint-formatter-pretty, as xo and tsd print it; tsd's rows are type errors, no rule."""
+    failures: list[Failure] = []
+    totals = {"error": 0, "warning": 0}
+    seen = False
+    file = ""
+    for line in lines:
+        header = _PRETTY_FILE.match(line)
+        if header:
+            file = relative(header["file"], root)
+            continue
+        total = _PRETTY_TOTAL.match(line)
+        if total:
+            totals[total["what"]], seen = int(total["n"]), True
+            continue
+        row = _PRETTY_ROW.match(line)
+        if row and file:  # all of them: the repository's own may come after thousands of theirs
+            sev = "error" if row["sym"] == "\u2716" else "warning"
+            parts = re.split(r"\s{2,}", row["rest"])
+            rule = parts[-1] if len(parts) > 1 and _RULE.match(parts[-1]) else ""
+            message = " ".join(parts[:-1] if rule else parts)
+            found = _lint(file, row["line"], row["col"], sev, rule, message)
+            failures.append(replace(found, kind=Kind.TYPE) if types else found)
+    counts = Counts(errors=totals["error"], warnings=totals["warning"], summary_seen=seen)
+    return failures, counts
+
+
+def _is_tsd(argv: tuple[str, ...], text: str) -> bool:
+    """tsd checks types; xo lints (its rows end with a rule name)."""
+    return any("tsd" in arg.split() for arg in argv) or "> tsd" in text or "&& tsd" in text
 
 
 def _eslint_json(line: str, root: str) -> list[Failure]:

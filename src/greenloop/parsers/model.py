@@ -107,3 +107,11 @@ class ParseResult:
     @property
     def warnings(self) -> tuple[Failure, ...]:
         return tuple(f for f in self.failures if f.severity != "error")
+
+
+# where a package manager installs what the project depends on (never the project's own files)
+DEPENDENCY_DIRS = frozenset({"node_modules", "site-packages", "dist-packages"})
+
+
+def in_dependencies(path: str) -> bool:
+    return any(part in DEPENDENCY_DIRS for part in path.split("/"))

@@ -129,6 +129,7 @@ class _Reader:
         if m is not None:
             self._add(m["file"], m["line"], m["func"] or "", "")
             self.expect_source = True
+            self.native_exc = ""  # a traceback of its own follows: its exception is a new one
             return
         loc = _LOC.match(line)
         if loc is not None:
@@ -139,8 +140,9 @@ class _Reader:
                 self.native_exc, self.native_detail = rest, []
             self.pending = []
             return
-        note = line.startswith(HYPOTHESIS_NOTES)
-        if self.frames and line and not line[0].isspace() and _EXC.match(line) and not note:
+        # after the exception line, "Expected: x" (mock's message goes on) is its message, not another
+        fresh = not self.native_exc and not line.startswith(HYPOTHESIS_NOTES)
+        if self.frames and line and not line[0].isspace() and _EXC.match(line) and fresh:
             self.native_exc, self.native_detail = line.strip(), []
         elif self.native_exc and line.strip():
             self.native_detail.append(line.strip())

@@ -26,6 +26,7 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             " problems (",
             " problem (",  # eslint: "✖ 1 problem (1 error, 0 warnings)"
             "[warn] Code style issues",
+            "\u2716  ",  # eslint-formatter-pretty (xo, tsd)
         ),
     ),
     ("mocha", (" passing (", '\n  "stats": {')),

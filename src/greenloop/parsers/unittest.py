@@ -10,9 +10,11 @@ from greenloop.parsers.pytraceback import parse_traceback
 
 MAX_FAILURES = 500
 
-# the title, then the docstring's first line when there is one ("Doctest: pkg.mod.func" for a doctest)
+# the title, then the docstring's first line when there is one ("Doctest: pkg.mod.func" for a doctest);
+# unittest-xml-reporting's runner (Django's --testrunner xmlrunner...) adds the time: "FAIL [0.004s]: "
 _BLOCK = re.compile(
-    r"^={50,}\n(?P<cat>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<title>[^\n]+)\n(?:[^\n]*\n)?-{50,}\n",
+    r"^={50,}\n(?P<cat>FAIL|ERROR|UNEXPECTED SUCCESS)(?: \[[\d.]+s\])?: (?P<title>[^\n]+)\n"
+    r"(?:[^\n]*\n)?-{50,}\n",
     re.M,
 )
 _END = re.compile(r"^(?:={50,}|-{50,})$", re.MULTILINE)
@@ -66,8 +68,15 @@ def _failure(category: str, title: str, body: str, root: str) -> Failure:
         error_type=error_type,
         message=tb.message,
         frames=tb.frames,
-        detail=tb.detail,
+        detail=_loader_line(body) + tb.detail,
     )
+
+
+def _loader_line(body: str) -> tuple[str, ...]:
+    """A module that failed to import: unittest's ``ImportError: Failed to import test module: X``
+    wraps the cause (the message above is the cause's): say that none of its tests ran."""
+    first = body.lstrip("\n").split("\n", 1)[0].strip()
+    return (first,) if first.startswith("ImportError: Failed to import test module:") else ()
 
 
 def parse_counts(text: str) -> Counts:

@@ -8,6 +8,8 @@ from the runner's own structured report, never from greenloop's parsers.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -431,3 +433,36 @@ def test_a_src_layout_package_nobody_installed_is_the_environments_not_the_codes
     assert judged.verdict is verdict, judged
     if verdict is Verdict.ENV_FAILURE:
         assert "pip install -e ." in judged.advice
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+def test_cargo_that_cannot_download_a_dependency_is_an_environment_failure(tmp_path: Path) -> None:
+    # a crate with a dependency, checked where crates.io cannot be reached (this machine, a CI
+    # runner offline): cargo exits 101, which is not the code's failure
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text("pub fn one() -> u32 {\n    1\n}\n")
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "offline"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\nitoa = "1"\n'
+    )
+    (tmp_path / ".cargo").mkdir()  # a registry no resolver knows, so the test never goes online
+    (tmp_path / ".cargo" / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "nowhere"\n\n'
+        '[source.nowhere]\nregistry = "sparse+https://nowhere.invalid/index/"\n\n[net]\nretry = 0\n'
+    )
+    env = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target")}
+    run = run_command(["cargo", "test"], cwd=tmp_path, timeout_s=120, env=env)
+    assert run.exit_code == 101, run.merged
+    parsed = parse_output(
+        ParserInput(
+            argv=run.argv,
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            merged=run.merged,
+            root=str(tmp_path),
+        )
+    )
+    judged = classify(run, parsed, command="cargo test", root=str(tmp_path))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert "nowhere.invalid" in judged.evidence

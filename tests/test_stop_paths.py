@@ -293,6 +293,24 @@ def test_simultaneous_runs_on_one_repository_one_wins_the_others_refuse_with_the
     assert only.name in listed
 
 
+def test_ctrl_d_at_the_start_question_is_a_no_not_an_internal_error(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = setup
+    initial = git(root, "rev-parse", "HEAD")
+    argv = [PY, "-m", "greenloop", "run", "--agent", "true", "--max-iters", "1", "--", "false"]
+    prompted = Prompted.start(argv, root, env)
+    wait_for(lambda: "Start? [Y/n]" in prompted.seen())
+    os.write(prompted.terminal, b"\x04")  # end of input, as Ctrl-D sends it
+    code, out = prompted.finish()
+    assert "not started, nothing touched" in out, out
+    assert "internal error" not in out
+    assert "Traceback" not in out
+    assert git(root, "rev-parse", "HEAD") == initial
+    assert not (root / ".git" / "greenloop" / "runs").exists()
+    assert code == 0  # declined: a choice, as "n" is
+
+
 @dataclass(slots=True)
 class Prompted:
     """A greenloop process whose stdin is a terminal (so it asks before it starts)."""

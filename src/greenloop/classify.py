@@ -95,8 +95,9 @@ ENV_PATTERNS = (
         "out of memory",
     ),
     (
-        r"^.*(?:Temporary failure in name resolution|Network is unreachable).*$",
-        "the network is unreachable",
+        r"^.*(?:Temporary failure in name resolution|Network is unreachable"
+        r"|Could not resolve host: |failed to download from `|dial tcp: lookup ).*$",
+        "the network is unreachable (a dependency could not be downloaded)",
     ),
 )
 # sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins

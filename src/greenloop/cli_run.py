@@ -96,5 +96,9 @@ def _report_text(args: argparse.Namespace) -> str:
 
 def _ask(plan: str) -> bool:
     del plan  # already shown as the first progress line
-    answer = input("Start? [Y/n] ").strip().lower()
+    try:
+        answer = input("Start? [Y/n] ").strip().lower()
+    except EOFError:  # Ctrl-D at the question, or a terminal with nothing behind it: no
+        print(file=sys.stderr)
+        return False
     return answer in ("", "y", "yes")

@@ -17,10 +17,12 @@ from greenloop.report import render_github
 from greenloop.verify import CheckResult, StageRun
 
 OUTPUTS = Path(__file__).parent / "resources" / "outputs"
+REAL = Path(__file__).parent / "resources" / "real"  # the conformance corpus: <runner>/<case>/
 
 
 def load(tool: str, case: str, **changes: str) -> tuple[CheckResult, str]:
-    data = json.loads((OUTPUTS / tool / f"{case}.json").read_text())
+    path = OUTPUTS / tool / f"{case}.json"
+    data = json.loads((path if path.exists() else REAL / tool / case / "case.json").read_text())
     data.update(changes)
     argv = tuple(data["argv"]) if isinstance(data["argv"], list) else ("sh", "-c", data["argv"])
     merged = data["stdout"] + data["stderr"]
@@ -267,3 +269,11 @@ def test_digest_of_a_doctest_keeps_the_value_it_got() -> None:
     result, root = load("../real/pytest/toolz-1", "case")
     lines = build_digest(result, root=root).text.splitlines()
     assert lines[lines.index("  Got:") + 1] == "      [(1,), (4,)]"
+
+
+def test_digest_counts_the_files_of_hidden_js_failures_by_their_frames_not_one_per_title() -> None:
+    # eslint/rewrite, `npm test --workspaces`: 37 mocha failures, all in config-array.test.js; a JS
+    # title has no `::`, so each title counted as a file ("+32 more in 32 files")
+    result, root = load("mocha", "eslint-rewrite-1")
+    text = build_digest(result, root=Path(root)).text
+    assert "+32 more in 1 file, all AssertionError" in text

@@ -315,6 +315,40 @@ def test_jasmine_names_the_first_failing_spec_and_counts_when_npm_test_runs_it_u
     assert len([f for f in result.failures if f.kind == "test"]) == 6
 
 
+def test_mocha_sums_each_workspaces_summary_when_npm_test_runs_it_in_every_package() -> None:
+    # eslint/rewrite: `npm test --workspaces --if-present`, mocha in 5 packages (44 + 170 + 11 +
+    # 66 + 40 passing); only the last package's "40 passing" was kept
+    _, inp = _load(REAL / "mocha" / "eslint-rewrite-0" / "case.json")
+    counts = parse_output(inp).counts
+    assert (counts.passed, counts.failed, counts.summary_seen) == (331, 0, True)
+
+
+def test_mocha_failure_ends_where_npm_starts_the_next_workspace() -> None:
+    # eslint-rewrite-2: @eslint/compat's 2 failures, then npm runs config-array, ... (all green);
+    # the last failure's detail ran on into their build banners and passing tests
+    _, inp = _load(REAL / "mocha" / "eslint-rewrite-2" / "case.json")
+    result = parse_output(inp)
+    assert (result.counts.passed, result.counts.failed) == (329, 2)
+    assert [f.detail for f in result.failures] == [
+        ("Occurred while linting test.js", 'Rule: "test/test-rule"')
+    ] * 2
+
+
+def test_mocha_names_the_test_file_that_failed_to_load_when_one_workspace_crashes() -> None:
+    # eslint-rewrite-5: a syntax error in @eslint/compat's src; mocha (ESM) stops that package
+    # with "Exception during run: SyntaxError[ @…/tests/ignore-file.js ]: …", the other packages
+    # pass: the digest showed only the output's tail (their build warnings), not the error
+    _, inp = _load(REAL / "mocha" / "eslint-rewrite-5" / "case.json")
+    result = parse_output(inp)
+    assert (result.counts.passed, result.counts.errors) == (287, 1)
+    crash = result.failures[0]
+    assert (crash.file, crash.error_type, crash.message) == (
+        "packages/compat/tests/ignore-file.js",
+        "SyntaxError",
+        "missing ) after argument list",
+    )
+
+
 def test_make_running_cargo_test_is_parsed_as_cargo() -> None:
     _, inp = _load(OUTPUTS / "cargo" / "test_assert_eq.json")
     result = parse_output(replace(inp, argv=("make", "test")))

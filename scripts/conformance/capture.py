@@ -10,6 +10,7 @@ Usage:
     python3 scripts/conformance/capture.py                  # every project and runner
     python3 scripts/conformance/capture.py --project cachetools --runner pytest
     python3 scripts/conformance/capture.py --list           # projects, runners, mutations
+    python3 scripts/conformance/capture.py --project eslint-rewrite --runner mocha --case 3
 """
 
 from __future__ import annotations
@@ -90,11 +91,15 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     )  # fmt: skip
 
 
-def capture_runner(project: Project, runner: Runner) -> None:
+def capture_runner(project: Project, runner: Runner, only: set[int] | None = None) -> None:
+    """Every case of the runner (the old case dirs dropped), or only the case numbers ``only``."""
     checkout(project)
     install(project)
-    clear_cases(project, runner)
+    if not only:
+        clear_cases(project, runner)
     for n, spec in enumerate((None, *runner.mutations)):
+        if only and n not in only:
+            continue
         start = time.monotonic()
         case = capture_one(project, runner, n, spec)
         where = write_case(case)
@@ -134,6 +139,7 @@ def main() -> int:
     )
     ap.add_argument("--project", action="append", default=[], help="only this project (repeatable)")
     ap.add_argument("--runner", action="append", default=[], help="only this runner (repeatable)")
+    ap.add_argument("--case", action="append", type=int, default=[], help="only case n (repeatable)")
     ap.add_argument("--list", action="store_true", help="list projects, runners and mutations")
     ap.add_argument("--peers", action="store_true", help="also capture peers (pytest-receptor)")
     ap.add_argument("--peers-only", action="store_true", help="only add peers to existing cases")
@@ -152,7 +158,7 @@ def main() -> int:
                 continue
             try:
                 if not args.peers_only:
-                    capture_runner(project, runner)
+                    capture_runner(project, runner, set(args.case))
                 if args.peers or args.peers_only:
                     capture_peers(project, runner)
             except Exception as exc:  # one broken project never stops the others

@@ -45,6 +45,8 @@ def read_jest(report: str, *, joiner: str = " › ", root: Path) -> Truth:
 
 
 _TS_DIAG = re.compile(r"error (TS\d+): (.+)$", re.M)
+# mocha: " Exception during run: SyntaxError[ @/…/tests/x.js ]: missing ) after argument list"
+_MOCHA_CRASH = re.compile(r"Exception during run: (\w+)(?:\[ @[^\]]*\])?: (.+)$", re.M)
 
 
 def _first_error(messages: list[str]) -> tuple[str | None, str | None]:
@@ -69,29 +71,45 @@ def _relative(path: str, root: Path) -> str:
     return path[len(prefix) :] if path.startswith(prefix) else path
 
 
-def read_mocha(report: str, *, root: Path) -> Truth:
-    """``mocha --reporter json``: the JSON object is the last thing on stdout."""
-    start = report.find('{\n  "stats"')
-    if start < 0:
-        return Truth(source="mocha json (no report: the run stopped before mocha ran)")
-    data, _ = json.JSONDecoder().raw_decode(report[start:])
-    stats = data["stats"]
-    failures = data.get("failures", [])
+def read_mocha(report: str, *, root: Path, source: str = "mocha --reporter json") -> Truth:
+    """``mocha --reporter json``: each JSON object on stdout (one per npm workspace), summed."""
+    reports = _mocha_reports(report)
+    if not reports:
+        return Truth(source=f"{source} (no report: the run stopped before mocha ran)")
+    failures = [f for data in reports for f in data.get("failures", [])]
     ids = tuple(f["fullTitle"] for f in failures)
     error_type, message = (None, None)
     if failures:
         err = failures[0].get("err", {})
         error_type, message = split_error(err.get("stack") or err.get("message", ""))
         message = split_error(err.get("message", ""))[1] or message
+    elif crash := _MOCHA_CRASH.search(strip_ansi(report)):  # a test file failed to load
+        error_type, message = crash[1], crash[2].strip()
+    elif ts := _TS_DIAG.search(strip_ansi(report)):  # a workspace's pretest build (tsc) failed
+        error_type, message = ts[1], ts[2].strip()
+    stats = [data["stats"] for data in reports]
+    # a workspace whose tests never ran: each test file that failed to load, each tsc error of
+    # its pretest build, counts as one failure (as jest's "Test suite failed to run")
+    unrun = len(_MOCHA_CRASH.findall(strip_ansi(report))) + len(_TS_DIAG.findall(strip_ansi(report)))
     return Truth(
         ids=ids,
         error_type=error_type,
         message=message,
-        passed=stats.get("passes"),
-        failed=stats.get("failures"),
-        skipped=stats.get("pending"),
-        source="mocha --reporter json",
+        passed=sum(s.get("passes", 0) for s in stats),
+        failed=sum(s.get("failures", 0) for s in stats) + unrun,
+        skipped=sum(s.get("pending", 0) for s in stats),
+        source=source,
     )
+
+
+def _mocha_reports(report: str) -> list[dict[str, Any]]:
+    """Every ``{"stats": …}`` object in the text (npm's banners between them), in order."""
+    found, at = [], report.find('{\n  "stats"')
+    while at >= 0:
+        data, length = json.JSONDecoder().raw_decode(report[at:])
+        found.append(data)
+        at = report.find('{\n  "stats"', at + length)
+    return found
 
 
 def read_node_junit(report: str, *, root: Path) -> Truth:
@@ -296,6 +314,9 @@ TRUTHS = {
     "jest": make_truth(read_jest),
     "vitest": make_truth(lambda report, root: read_jest(report, joiner=" > ", root=root)),
     "mocha": make_truth(read_mocha),
+    "mocha-workspaces": make_truth(
+        lambda report, root: read_mocha(report, root=root, source="mocha --reporter json per npm workspace")
+    ),
     "node-junit": make_truth(read_node_junit),
     "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
     "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),

@@ -405,6 +405,14 @@ def stop_groups(recorded: Mapping[int, str], grace_s: float = KILL_GRACE_S) -> t
     return tuple(alive)
 
 
+def stop_running() -> tuple[int, ...]:
+    """Stop every command still running (other threads' stages, on an interrupt seen by this one).
+
+    Their ``run_command`` calls then end as killed, and stop what escaped their groups."""
+    with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
+        return stop_groups(dict(groups.pids))
+
+
 def _pgid_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)

@@ -71,8 +71,9 @@ def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> s
     hidden = groups[shown:]
     if hidden:
         count = sum(len(items) for items in hidden)
-        files = len({_file_of(f) for items in hidden for f in items})
-        lines.append(f"  +{count} more in {files} file{'s' * (files != 1)}{_same_type(hidden)}")
+        files = {_file_of(f) for items in hidden for f in items}
+        where = f" in {len(files)} file{'s' * (len(files) != 1)}" if "" not in files else ""
+        lines.append(f"  +{count} more{where}{_same_type(hidden)}")
     return "\n".join(lines)
 
 
@@ -147,7 +148,8 @@ def _location(f: Failure, root: Path) -> str:
 
 
 def _file_of(f: Failure) -> str:
-    return f.id.partition("::")[0] if f.kind is Kind.TEST else f.file
+    """A pytest id's file, else the failure's own file ("" when unknown: a JS title is no file)."""
+    return f.id.partition("::")[0] if f.kind is Kind.TEST and "::" in f.id else f.file
 
 
 def _same_type(groups: list[list[Failure]]) -> str:

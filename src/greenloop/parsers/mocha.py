@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative
 from greenloop.parsers.js_tests import js_frames, project_frame, split_error
@@ -11,6 +12,10 @@ from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserIn
 
 _TOTAL = re.compile(r"^ +(?P<n>\d+) (?P<what>passing|failing|pending)\b")
 _BLOCK = re.compile(r"^  (?P<n>\d+)\) (?P<title>\S.*)$")
+_CRASH = re.compile(
+    r"^\s*Exception during run: (?P<type>\w+)(?:\[ @(?P<file>[^\]]*?) \])?: (?P<msg>.+)$"
+)
+_NPM_LINE = re.compile(r"^(?:> \S+@\S* \S|npm (?:error|ERR!) )")
 _INSPECT_NOISE = re.compile(r"^(?:generatedMessage|code|operator): |^[{}]$")
 
 
@@ -19,18 +24,58 @@ def parse(inp: ParserInput) -> ParseResult:
     report = _json_report(lines)
     if report is not None:
         return _from_json(report, inp.root)
-    counts = _counts(lines)
-    start = next((i for i, line in enumerate(lines) if line.endswith(" failing")), len(lines))
-    failures = _blocks(lines[start + 1 :], inp.root)
-    return ParseResult(tool="mocha", failures=tuple(failures[:MAX_FAILURES]), counts=counts)
+    crashes = _crashes(lines, inp.root)
+    found = sorted(
+        [(i, f) for i, section in _failing_sections(lines) for f in _blocks(section, inp.root)]
+        + crashes,
+        key=lambda pair: pair[0],
+    )
+    counts = replace(_counts(lines), errors=len(crashes))
+    failures = tuple(f for _, f in found[:MAX_FAILURES])
+    return ParseResult(tool="mocha", failures=failures, counts=counts)
+
+
+def _failing_sections(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """The lines after each run's ``N failing``, up to npm's next ``> pkg script`` or error line.
+
+    ``npm test --workspaces`` runs mocha once a package: one summary and one list of failures each.
+    """
+    sections = []
+    for i, line in enumerate(lines):
+        if line.endswith(" failing") and _TOTAL.match(line):
+            end = next((j for j in range(i + 1, len(lines)) if _NPM_LINE.match(lines[j])), None)
+            sections.append((i, lines[i + 1 : end]))
+    return sections
+
+
+def _crashes(lines: list[str], root: str) -> list[tuple[int, Failure]]:
+    """``Exception during run: SyntaxError[ @…/tests/x.js ]: msg``: a test file failed to load."""
+    found = []
+    for i, line in enumerate(lines):
+        m = _CRASH.match(line) if "Exception during run: " in line else None
+        if m is None:
+            continue
+        stack = [b for b in lines[i + 1 : i + 31] if b.lstrip().startswith("at ")]
+        file = relative(m["file"], root) if m["file"] else ""
+        failure = Failure(
+            kind=Kind.BUILD,
+            id=file or "mocha",
+            file=file,
+            error_type=m["type"],
+            message=m["msg"].strip(),
+            frames=js_frames(stack, root),
+        )
+        found.append((i, failure))
+    return found
 
 
 def _counts(lines: list[str]) -> Counts:
+    """Summed over the runs: each mocha run (an npm workspace) prints its own summary."""
     seen: dict[str, int] = {}
     for line in lines:
         m = _TOTAL.match(line) if line.startswith("  ") else None
         if m:
-            seen[m["what"]] = int(m["n"])
+            seen[m["what"]] = seen.get(m["what"], 0) + int(m["n"])
     return Counts(
         passed=seen.get("passing", 0),
         failed=seen.get("failing", 0),

@@ -214,7 +214,16 @@ def test_pytest_hypothesis_note_under_a_bare_assertion_is_detail_not_the_message
     first = parse_case(data).failures[0]
     assert first.id == "tests/test_bidict.py::test_views_agree_with_iteration_order"
     assert (first.error_type, first.message) == ("AssertionError", "")
-    assert first.detail[0] == "Failing test case: test_views_agree_with_iteration_order("
+    assert first.detail[1] == "Failing test case: test_views_agree_with_iteration_order("
+
+
+def test_pytest_hypothesis_explanations_of_every_failure_lead_the_first_failures_detail() -> None:
+    # the seeded line, bidict/_base.py:419, is named only in the state machine's (a later failure)
+    # "These lines were always and only run by failing test cases" list
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    first = parse_case(data).failures[0]
+    assert first.detail[0].startswith("hypothesis: only failing examples ran bidict/_base.py:421, ")
+    assert "419" in first.detail[0].split(";")[0]
 
 
 def test_pytest_counts_the_last_session_when_a_banner_sits_inside_another_run() -> None:

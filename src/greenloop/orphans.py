@@ -104,9 +104,10 @@ def stop_tagged_by(pid: int, start: str, grace_s: float = 2.0) -> tuple[Escaped,
     if not LINUX or not start:
         return ()
     prefix = f"{pid}.{start}."
+    others = (n for n in _all_pids() if n != os.getpid())  # a recover its agent ran
     found = [
         p
-        for p in map(_stat, _all_pids())
+        for p in map(_stat, others)
         if p is not None and not p.dead and any(t.startswith(prefix) for t in _tags(p.pid))
     ]
     stopped = tuple(Escaped(pid=p.pid, name=_comm(p.pid)) for p in found)

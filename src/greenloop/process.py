@@ -280,8 +280,7 @@ def run_command(
                 pipe.close()
         groups.discard(proc.pid)
     returncode = proc.wait()
-    with signals.held():
-        escaped = _stop_escaped(tag, proc)
+    escaped = _stop_escaped(tag, proc)
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
         sig = signal.SIGTERM.value

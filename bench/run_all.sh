@@ -4,7 +4,7 @@
 set -e
 PY="${PYTHON:-/tmp/glvenv/bin/python}"
 cd "$(dirname "$0")/.."
-for name in startup capture check_overhead digest loop_overhead hook batch parse_linear; do
+for name in startup capture check_overhead digest loop_overhead hook batch parse_linear escapes; do
     echo "## $name"
     "$PY" "bench/$name.py"
     echo

@@ -48,13 +48,7 @@ compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {
-    "pytest/bidict-1": (
-        "the mutated bidict/_base.py:419 is printed only in hypothesis's 'Explanation: These lines "
-        "were always and only run by failing test cases' under a later failure (the state machine's "
-        "ExceptionGroup); the digest shows the first failure's explanation (:421) only (#11)"
-    ),
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from greenloop.classify import Verdict, classify
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output, parser_for
 from greenloop.parsers import pytest as pytest_parser
 from greenloop.parsers.model import Failure, Kind
+from greenloop.process import ProcessResult
 
 # Catastrophic regex backtracking would take minutes: fail instead of hanging CI.
 HANG_GUARD_S = 30.0
@@ -214,7 +216,35 @@ def test_pytest_hypothesis_note_under_a_bare_assertion_is_detail_not_the_message
     first = parse_case(data).failures[0]
     assert first.id == "tests/test_bidict.py::test_views_agree_with_iteration_order"
     assert (first.error_type, first.message) == ("AssertionError", "")
-    assert first.detail[0] == "Failing test case: test_views_agree_with_iteration_order("
+    assert first.detail[1] == "Failing test case: test_views_agree_with_iteration_order("
+
+
+def test_pytest_hypothesis_explanations_of_every_failure_lead_the_first_failures_detail() -> None:
+    # the seeded line, bidict/_base.py:419, is named only in the state machine's (a later failure)
+    # "These lines were always and only run by failing test cases" list
+    data = load(OUTPUTS.parent / "real" / "pytest" / "bidict-1" / "case.json")
+    first = parse_case(data).failures[0]
+    assert first.detail[0].startswith("hypothesis: only failing examples ran bidict/_base.py:421, ")
+    assert "419" in first.detail[0].split(";")[0]
+
+
+def test_installed_copy_errors_are_the_projects_not_the_environments_when_nox_installed_it() -> (
+    None
+):
+    # installer's nox session installs the package into .nox: a SyntaxError seeded in
+    # src/installer/utils.py broke 7 test modules "inside installed dependencies" -> ENVIRONMENT
+    # FAILURE, never sent to the agent.
+    data = load(OUTPUTS.parent / "real" / "nox" / "installer-5" / "case.json")
+    run = ProcessResult(
+        argv=tuple(data["argv"]), exit_code=data["exit_code"], stdout=data["stdout"],
+        stderr=data["stderr"], merged=data["stdout"] + data["stderr"],
+    )  # fmt: skip
+    modules = frozenset(data["repo_modules"])
+    parsed = parse_case(data)
+    assert classify(run, parsed, command="nox", repo_modules=modules).verdict is Verdict.ENV_FAILURE
+    own = installed.own_copies(parsed, Path(data["cwd_placeholder"]), modules)
+    assert classify(run, own, command="nox", repo_modules=modules).verdict is Verdict.FAILED
+    assert own.failures[0].file.endswith("installer/utils.py")
 
 
 def test_pytest_counts_the_last_session_when_a_banner_sits_inside_another_run() -> None:

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import resource
 import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 from greenloop.process import build_env, run_command, strip_ansi
 
@@ -152,3 +154,21 @@ def test_a_formatters_padding_to_its_column_is_not_kept_so_its_report_fits_whole
     assert len(lines) == 3003
     assert lines[0] == "  \u2716  0:1  Cannot find name X."
     assert "kept  " in lines
+
+
+def test_the_live_display_sees_the_commands_output_but_not_greenloops_own_git_calls(
+    tmp_path: Path,
+) -> None:
+    # a run's status line showed "verify · 5 s · +# touched" and a commit id: git's diff and
+    # rev-parse for greenloop's bookkeeping, not the verifier's output
+    from greenloop import git
+    from greenloop.process import watch_output
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    seen: list[bytes] = []
+    with watch_output(seen.append):
+        git.git(tmp_path, "rev-parse", "--git-dir")
+        run_command([sys.executable, "-c", "print('the verifier speaks')"], timeout_s=60)
+    shown = b"".join(seen)
+    assert b"the verifier speaks" in shown
+    assert b".git" not in shown

@@ -139,6 +139,30 @@ def test_run_stops_a_daemon_the_agent_command_left_and_reports_it(
     assert re.search("iteration 1, the agent: " + LINE.format(pid=pid), out.stdout), out.stdout
 
 
+def test_check_interrupted_during_parallel_stages_stops_both_at_once_and_their_daemons(
+    make_repo: Callable[..., Path], daemons: Path
+) -> None:
+    # Ctrl-C reaches the main thread only; the stages' threads used to run on to their timeout
+    stages = stage("lint", f"{PY} escape.py daemon {daemons}/lint.pid {daemons}/log hang")
+    stages += stage("type", f"{PY} escape.py daemon {daemons}/type.pid {daemons}/log hang")
+    root = repo(make_repo, stages)
+    argv = [PY, "-m", "greenloop", "check"]
+    with subprocess.Popen(argv, cwd=root, start_new_session=True) as check:
+        deadline = time.monotonic() + 60
+        while len(list(daemons.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check.send_signal(signal.SIGINT)
+        try:
+            code = check.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            check.kill()
+            pytest.fail("greenloop waited for its parallel stages to end after Ctrl-C")
+    assert code == 130
+    lint, type_ = pid_of(daemons / "lint.pid"), pid_of(daemons / "type.pid")
+    assert gone(lint)
+    assert gone(type_)
+
+
 def test_recover_after_a_kill_9_stops_the_daemon_the_dead_run_s_agent_started(
     make_repo: Callable[..., Path], daemons: Path
 ) -> None:

@@ -207,6 +207,15 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
     return kind, short(message or attr) or None
 
 
+# ---- nox: one pytest command per session, the session's posargs appended to it ----
+
+
+def nox_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | None) -> Facts:
+    """pytest's JUnit XML through the session's posargs (``nox -s test -- --junitxml=…``)."""
+    argv = runner.argv if isinstance(runner.argv, str) else (*runner.argv, "--")
+    return pytest_truth(project, replace(runner, argv=argv), done, mutation)
+
+
 # ---- tox: the wrapper around pytest ----
 
 
@@ -437,6 +446,7 @@ TRUTHS = {
     "junitxml": pytest_truth,
     "unittest-api": unittest_truth,
     "tox-pytest": tox_truth,
+    "nox-pytest": nox_truth,
     "django-xmlrunner": xmlrunner_truth,
     "mypy-json": mypy_truth,
     "ruff-json": ruff_truth,

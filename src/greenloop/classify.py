@@ -134,6 +134,7 @@ def classify(
         environment_problem(run, parsed, repo_modules)
         or foreign_import(run, root)
         or own_package_not_installed(run, root)
+        or unsupported_python(run, parsed, root)
     )
     if env is not None:
         return env
@@ -323,6 +324,31 @@ def own_package_not_installed(run: ProcessResult, root: str) -> Classification |
                 advice="Install the project there (`pip install -e .`), then re-run.",
             )
     return None
+
+
+def unsupported_python(run: ProcessResult, parsed: ParseResult, root: str) -> Classification | None:
+    """The tests ran under a Python the project's ``requires-python`` excludes."""
+    if not root or not parsed.python or run.exit_code == 0:
+        return None
+    from greenloop import pyversion  # only for a failing run the plugin saw
+
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as handle:
+            spec = pyversion.requires_python(handle.read())
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not spec or pyversion.satisfies(parsed.python, spec):
+        return None
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            f"the tests ran under Python {parsed.python}, which this project does not support "
+            f"(pyproject.toml: requires-python = {spec!r})",
+        ),
+        evidence=f"Python {parsed.python}; requires-python {spec}",
+        advice="Run the verifier with a Python the project supports (a venv of that version), "
+        "then re-run.",
+    )
 
 
 def worst(verdicts: Collection[Verdict]) -> Verdict:

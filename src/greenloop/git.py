@@ -30,7 +30,7 @@ def git(
 ) -> ProcessResult:
     env = no_git_env(os.environ if environ is None else environ)
     result = run_command(
-        ("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False
+        ("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False, shown=False
     )
     if check and result.exit_code != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
@@ -134,7 +134,9 @@ def status_for_key(root: Path, *, index_file: Path | None = None) -> ProcessResu
         "--untracked-files=all",
     )
     argv = ("git", *locks, *args, "--ignore-submodules=none", "--no-renames")
-    return run_command(argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False)
+    return run_command(
+        argv, cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False, shown=False
+    )
 
 
 def ignored_paths(root: Path) -> tuple[str, ...]:

@@ -28,6 +28,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from greenloop import signals
+
 TAG_VAR = "GREENLOOP_COMMAND_TAG"
 LINUX = sys.platform.startswith("linux")
 PR_SET_CHILD_SUBREAPER = 36
@@ -90,6 +92,7 @@ def new_tag() -> str:
     return f"{_owner(os.getpid())}.{next(_serial)}"
 
 
+@cache
 def _owner(pid: int) -> str:
     from greenloop.process import process_start  # here: a report reads this module without it
 
@@ -104,9 +107,10 @@ def stop_tagged_by(pid: int, start: str, grace_s: float = 2.0) -> tuple[Escaped,
     if not LINUX or not start:
         return ()
     prefix = f"{pid}.{start}."
+    others = (n for n in _all_pids() if n != os.getpid())  # a recover its agent ran
     found = [
         p
-        for p in map(_stat, _all_pids())
+        for p in map(_stat, others)
         if p is not None and not p.dead and any(t.startswith(prefix) for t in _tags(p.pid))
     ]
     stopped = tuple(Escaped(pid=p.pid, name=_comm(p.pid)) for p in found)
@@ -145,19 +149,27 @@ def stop_escaped(
     if not LINUX:
         return ()
     marks = _Marks(pgid)
+    found = _find(tag, busy, marks)
+    if not found:  # what every command pays: one read of greenloop's children
+        return ()
+    with signals.held():  # a Ctrl-C now must not leave them half stopped
+        return _stop(found, lambda: _find(tag, busy, marks), pgid, grace_s)
+
+
+def _stop(
+    found: list[_Proc], find: Callable[[], list[_Proc]], pgid: int, grace_s: float
+) -> tuple[Escaped, ...]:
     stopped: dict[int, Escaped] = {}
     termed: set[int] = set()
     start = time.monotonic()
-    while True:
-        found = _find(tag, busy, marks)
-        live = [p for p in found if not p.dead]
+    while found:
         # a zombie whose threads are still exiting cannot be reaped yet: it is waited for too
         _reap(p.pid for p in found if p.dead and p.ppid == os.getpid())
-        for p in live:
-            if p.pgrp != pgid and p.pid not in stopped:  # the group's own are not escapes
+        for p in found:
+            if not p.dead and p.pgrp != pgid and p.pid not in stopped:  # not the group's own
                 stopped[p.pid] = Escaped(pid=p.pid, name=_comm(p.pid))
         elapsed = time.monotonic() - start
-        if not found or elapsed > 2 * grace_s:
+        if elapsed > 2 * grace_s:
             break
         for p in found:  # a zombie too: its leader may be gone while its other threads run
             if p.pid not in termed:
@@ -166,6 +178,7 @@ def stop_escaped(
             elif elapsed > grace_s:
                 _signal(p.pid, signal.SIGKILL)
         time.sleep(POLL_S)
+        found = find()
     return tuple(sorted(stopped.values(), key=lambda e: e.pid))
 
 

@@ -182,7 +182,10 @@ def _enlarge_pipe(fd: int) -> None:
 
 
 def _pump(
-    proc: subprocess.Popen[bytes], deadline: float, now: Callable[[], float]
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    now: Callable[[], float],
+    watchers: Sequence[Callable[[bytes], None]],
 ) -> tuple[_Capped, _Capped, _Capped, bool]:
     """Read both pipes until EOF, the deadline, or a short drain after the process exits."""
     assert proc.stdout is not None
@@ -217,7 +220,7 @@ def _pump(
                     continue
                 key.data.add(chunk)
                 merged.add(chunk)
-                for watch in _WATCHERS:
+                for watch in watchers:
                     watch(chunk)
     finally:
         sel.close()
@@ -234,6 +237,7 @@ def run_command(
     now: Callable[[], float] = time.monotonic,
     redacted: bool = False,
     stop_escaped: bool = True,
+    shown: bool = True,
 ) -> ProcessResult:
     """Run ``command`` (an argv list, or a user's shell string run via ``sh -c``) and capture it.
 
@@ -241,6 +245,8 @@ def run_command(
     output is a verifier's or an agent's (shown and recorded), not git's (parsed as data).
     ``stop_escaped``: when it ends, what it started that left its process group is stopped too
     (orphans.py); git's own calls pass False, so a daemon git starts on purpose stays.
+    ``shown``: its output reaches the live display (``watch_output``); git's own calls, which
+    are greenloop's bookkeeping and not the work being watched, pass False.
     """
     via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
@@ -255,7 +261,9 @@ def run_command(
         groups.add(proc.pid)
     try:
         signals.deliver(pending)  # a Ctrl-C held during the launch lands here, inside the try
-        out, err, merged, timed_out = _pump(proc, start + timeout_s, now)
+        out, err, merged, timed_out = _pump(
+            proc, start + timeout_s, now, _WATCHERS if shown else ()
+        )
         if timed_out:
             _terminate(proc)
         elif proc.poll() is None or _group_alive(proc):
@@ -272,8 +280,7 @@ def run_command(
                 pipe.close()
         groups.discard(proc.pid)
     returncode = proc.wait()
-    with signals.held():
-        escaped = _stop_escaped(tag, proc)
+    escaped = _stop_escaped(tag, proc)
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
         sig = signal.SIGTERM.value
@@ -395,6 +402,14 @@ def stop_groups(recorded: Mapping[int, str], grace_s: float = KILL_GRACE_S) -> t
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
     return tuple(alive)
+
+
+def stop_running() -> tuple[int, ...]:
+    """Stop every command still running (other threads' stages, on an interrupt seen by this one).
+
+    Their ``run_command`` calls then end as killed, and stop what escaped their groups."""
+    with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
+        return stop_groups(dict(groups.pids))
 
 
 def _pgid_alive(pgid: int) -> bool:

@@ -12,7 +12,7 @@ from greenloop import git, instrument
 from greenloop.classify import Classification, Verdict, classify, worst
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
-from greenloop.process import ProcessResult, build_env, run_command
+from greenloop.process import ProcessResult, build_env, run_command, stop_running
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +109,12 @@ def _run_group(group: list[Stage], one: Callable[[Stage], StageRun]) -> list[Sta
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=len(group)) as pool:
-        return list(pool.map(one, group))
+        futures = [pool.submit(one, stage) for stage in group]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:  # Ctrl-C, SIGTERM reach this thread alone: the stages stop too
+            stop_running()  # else the pool waits for them to finish (up to their timeout)
+            raise
 
 
 def _groups(stages: tuple[Stage, ...]) -> list[list[Stage]]:

@@ -132,6 +132,7 @@ def merge_results(results: list[ParseResult]) -> ParseResult:
         counts=_sum_counts(counts),
         killed=tuple(k for r in results for k in r.killed),
         notes=tuple(n for r in results for n in r.notes),
+        python=next((r.python for r in results if r.python), ""),
     )
 
 

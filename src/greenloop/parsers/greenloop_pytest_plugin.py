@@ -64,7 +64,16 @@ def pytest_configure(config: Any) -> None:
         os.makedirs(directory, exist_ok=True)
         _state["file"] = open(os.path.join(directory, name), "a", encoding="utf-8")  # noqa: SIM115
         _state["skip_dirs"] = _framework_dirs()
-        _emit({"event": "session", "pid": os.getpid(), "worker": worker, "time": time.time()})
+        python = ".".join(map(str, sys.version_info[:3]))
+        _emit(
+            {
+                "event": "session",
+                "pid": os.getpid(),
+                "worker": worker,
+                "time": time.time(),
+                "python": python,
+            }
+        )
     except Exception:
         _state["file"] = None
 

@@ -99,6 +99,8 @@ class ParseResult:
     killed: tuple[str, ...] = ()
     """Suites or workers terminated by a signal inside the run (incomplete coverage)."""
     notes: tuple[str, ...] = ()
+    python: str = ""
+    """The Python version the tests ran under (greenloop's pytest plugin says), when known."""
 
     @property
     def errors(self) -> tuple[Failure, ...]:

@@ -76,6 +76,9 @@ _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?
 _PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
 _USAGE = re.compile(r"^(?:pytest: error|ERROR): (?!usage:)(?P<msg>[^\n]+)$", re.MULTILINE)
 _WARN_LOC = re.compile(r"^\s+(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<type>\w+): (?P<msg>.*)$")
+_EXPLAINED = "These lines were always and only run by failing test cases:"
+_EXPLAINED_LOC = re.compile(r"^[ \t|E]*(?P<loc>[^\s|]+\.py:\d+)[ \t]*$")
+MAX_EXPLAINED = 12
 _ERROR_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )(?P<name>.+)$")
 
 
@@ -94,9 +97,41 @@ def parse(inp: ParserInput) -> ParseResult:
         counts = replace(counts, collected=_collected(text[:HEAD]))
     result = parse_text(text, inp.root, counts)
     plugin = pytest_artifacts.read(inp.artifacts, inp.root)
-    if plugin is None:
+    if plugin is not None:
+        result = pytest_artifacts.combine(plugin, result)
+    return _with_explained_lines(result, text[:HEAD], inp.root)
+
+
+def _with_explained_lines(result: ParseResult, text: str, root: str) -> ParseResult:
+    """Hypothesis's own fault localisation ("These lines were always and only run by failing test
+    cases"), gathered from every failure, leads the first failure's detail: a later failure's
+    list may hold the very line at fault (bidict-1: a state machine's group named _base.py:419)."""
+    lines = _explained(text, root)
+    first = next((i for i, f in enumerate(result.failures) if f.severity == "error"), None)
+    if not lines or first is None:
         return result
-    return pytest_artifacts.combine(plugin, result)
+    by_file: dict[str, list[str]] = {}
+    for loc in lines:
+        file, _, line = loc.rpartition(":")
+        by_file.setdefault(file, []).append(line)
+    where = "; ".join(f"{file}:{', '.join(nums)}" for file, nums in by_file.items())
+    note = f"hypothesis: only failing examples ran {where}"
+    failures = list(result.failures)
+    failures[first] = replace(failures[first], detail=(note, *failures[first].detail))
+    return replace(result, failures=tuple(failures))
+
+
+def _explained(text: str, root: str) -> list[str]:
+    found: dict[str, None] = {}
+    start = text.find(_EXPLAINED)
+    while start >= 0 and len(found) < MAX_EXPLAINED:
+        for line in text[start + len(_EXPLAINED) :].split("\n")[1:]:
+            m = _EXPLAINED_LOC.match(line)
+            if m is None:
+                break
+            found[relative(m["loc"], root)] = None
+        start = text.find(_EXPLAINED, start + 1)
+    return list(found)[:MAX_EXPLAINED]
 
 
 def parse_counts(text: str) -> Counts:

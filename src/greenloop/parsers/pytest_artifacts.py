@@ -35,6 +35,7 @@ class PluginRun:
     counts: Counts = field(default_factory=Counts)
     killed: tuple[str, ...] = ()
     finished: bool = False
+    python: str = ""
 
 
 @dataclass(slots=True)
@@ -45,6 +46,7 @@ class _Records:
     collected: int | None = None
     finished: bool = False
     sessions: int = 0
+    python: str = ""
 
 
 def read(artifacts: tuple[tuple[str, str], ...], root: str) -> PluginRun | None:
@@ -60,6 +62,7 @@ def read(artifacts: tuple[tuple[str, str], ...], root: str) -> PluginRun | None:
         counts=_counts(records),
         killed=_killed(records),
         finished=records.finished,
+        python=records.python,
     )
 
 
@@ -76,6 +79,7 @@ def _load(text: str, records: _Records) -> None:
         if event == "session":
             records.sessions += 1
             main = not record.get("worker")
+            records.python = str(record.get("python") or records.python)
         elif event == "collected" and isinstance(record.get("count"), int):
             records.collected = max(records.collected or 0, record["count"])
         elif event == "collecterror":
@@ -241,4 +245,5 @@ def combine(plugin: PluginRun, text: ParseResult) -> ParseResult:
         counts=counts,
         killed=tuple(dict.fromkeys(text.killed + plugin.killed)),
         notes=text.notes,
+        python=plugin.python,
     )

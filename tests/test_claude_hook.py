@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -195,3 +197,46 @@ def test_stop_is_blocked_in_a_failing_flat_layout_repo_with_the_detected_python_
     assert "`.venv/bin/python -m pytest`" in data["reason"], data["reason"]
     assert "tests/test_flat.py::test_add" in data["reason"]
     assert "ModuleNotFoundError" not in data["reason"]
+
+
+def test_a_hook_ended_by_sigterm_stops_its_running_verifier(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # Claude Code ends a hook that outlives its timeout; the suite it started must not run on
+    pid_file = tmp_path / "verifier.pid"
+    slow = (
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
+    )
+    config = CONFIG.format(max_iters=5, run=f"{PY} slow.py")
+    root = make_repo({"slow.py": slow, "pyproject.toml": config})
+    proc = subprocess.Popen(
+        [PY, "-m", "greenloop", "hook", "claude-stop"],
+        cwd=root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(stop_event(root))
+    proc.stdin.close()
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the verifier never started"
+        time.sleep(0.05)
+    verifier = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(verifier):
+        assert time.monotonic() < deadline, f"the verifier {verifier} outlived the hook"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for this purpose
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from greenloop import signals
 from greenloop.errors import FatalError
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
@@ -121,9 +122,11 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
     store = state_dir.parent / "cache" if use_cache and config.cache else None
-    outcome = run_or_reuse(
-        root, resolve_cascade(root, config), config, store=store, environ=environ
-    )
+    # Claude Code ends a hook past its timeout: the stage and what it started end with it
+    with signals.stop_as_interrupt():
+        outcome = run_or_reuse(
+            root, resolve_cascade(root, config), config, store=store, environ=environ
+        )
     if isinstance(outcome, Reuse):
         reply, state = _allow(outcome.describe()), HookState(ended=True)
     elif outcome.verdict.passed:  # the digest is built only when someone reads it

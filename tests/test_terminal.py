@@ -120,3 +120,25 @@ def test_piped_run_prints_one_line_per_step_and_no_control_sequences(
     assert sum(line.startswith("baseline · ") for line in lines) == 1
     assert sum(line.startswith("iter 1/5 · ") for line in lines) == 1
     assert "hi" not in lines  # the agent's output stays in the run record
+
+
+def test_check_on_a_terminal_shows_a_ticking_status_line_and_piped_shows_none(
+    make_repo: Callable[..., Path],
+) -> None:
+    # a newcomer's `greenloop check` on a 48 s suite (gorilla/mux) was 48 s of silence
+    root = make_repo({"calc.py": SLOW_CALC})
+    verifier = "import time; print('collecting 3 tests', flush=True); time.sleep(4)"
+    _, chunks = record_on_pty(greenloop("-C", str(root), "check", "--", PY, "-c", verifier))
+    text = b"".join(c for _, c in chunks).decode("utf-8", "replace")
+    assert {1, 2, 3} <= seconds_shown(chunks, "check · verify"), text
+    assert "greenloop: " in text  # the verdict, once the status line is gone
+    assert "collecting 3 tests" in text  # the verifier's latest line
+    piped = subprocess.run(
+        greenloop("-C", str(root), "check", "--", PY, "-c", verifier.replace("4", "0")),
+        capture_output=True,
+        env=env(),
+        timeout=120,
+        check=False,
+    )
+    assert not ESC.search(piped.stdout + piped.stderr)
+    assert b"check \xc2\xb7" not in piped.stderr

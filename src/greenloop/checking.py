@@ -139,13 +139,21 @@ def cache_store(root: Path, config: Config, wanted: bool) -> Path | None:
 def main_check(args: argparse.Namespace) -> int:
     from greenloop import report
     from greenloop.digest import build_digest
+    from greenloop.live import open_display
+    from greenloop.process import watch_output
 
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
     store = cache_store(root, config, wanted=args.cache)
-    with signals.stop_as_interrupt():  # SIGTERM, SIGHUP: the stage and what it started stop too
-        result = run_or_reuse(root, cascade, config, store=store)
+    display = open_display(sys.stderr)  # a terminal sees a status line tick; a pipe sees nothing
+    try:
+        # SIGTERM, SIGHUP: the stage and what it started stop too
+        with signals.stop_as_interrupt(), watch_output(display.output):
+            display.phase("check · " + ", ".join(s.name for s in cascade.stages))
+            result = run_or_reuse(root, cascade, config, store=store)
+    finally:
+        display.close()
     if isinstance(result, verify_cache.Reuse):
         sys.stdout.write(report.render_reuse(result, args.format))
         return 0

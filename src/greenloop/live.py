@@ -15,6 +15,7 @@ from greenloop.process import strip_ansi
 
 REFRESH_PER_S = 4
 LAST_LINE_CHARS = 200
+PARTIAL_CHARS = 2000
 
 
 class Display:
@@ -45,7 +46,7 @@ class LiveDisplay(Display):
 
         self.console = Console(file=stream, highlight=False)
         self.now = now
-        self.label, self.since, self.last = "", now(), ""
+        self.label, self.since, self.last, self.partial = "", now(), "", ""
         self.live: Any = None
         self.lock = threading.Lock()
 
@@ -55,7 +56,7 @@ class LiveDisplay(Display):
 
     def phase(self, label: str) -> None:
         with self.lock:
-            self.label, self.since, self.last = label, self.now(), ""
+            self.label, self.since, self.last, self.partial = label, self.now(), "", ""
         if self.live is None:  # started late: never under the pre-flight question
             from rich.live import Live
 
@@ -70,11 +71,15 @@ class LiveDisplay(Display):
             self.live.start()
 
     def output(self, chunk: bytes) -> None:
-        text = strip_ansi(chunk.decode("utf-8", errors="replace"))
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            with self.lock:
-                self.last = lines[-1][:LAST_LINE_CHARS]
+        """The line being written, across chunks: pytest's ``tests/test_x.py ..F.`` grows a dot
+        at a time, and a dot alone says nothing."""
+        text = strip_ansi(chunk.decode("utf-8", errors="replace")).replace("\r", "\n")
+        with self.lock:
+            lines = (self.partial + text).split("\n")
+            self.partial = lines[-1][-PARTIAL_CHARS:]
+            shown = [line.strip() for line in lines if line.strip()]
+            if shown:
+                self.last = shown[-1][:LAST_LINE_CHARS]
 
     def status(self) -> str:
         with self.lock:

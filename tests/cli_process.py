@@ -26,3 +26,12 @@ def git(root: Path, *args: str) -> str:
     """git's stdout; raises when git fails."""
     out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
     return out.stdout
+
+
+def alive(pid: int) -> bool:
+    """Running: not gone, and not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in "ZX"

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cli_process import alive
+
 PY = sys.executable
 PYTEST = f"{PY} -m pytest -q -p no:cacheprovider"
 CALC = "def add(a, b):\n    return a + b\n"
@@ -228,15 +230,6 @@ def test_a_hook_ended_by_sigterm_stops_its_running_verifier(
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while _alive(verifier):
+    while alive(verifier):
         assert time.monotonic() < deadline, f"the verifier {verifier} outlived the hook"
         time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for this purpose
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"

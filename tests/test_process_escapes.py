@@ -16,22 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import greenloop
+from cli_process import alive, greenloop
 from greenloop import orphans
 from greenloop.process import run_command
 
 PY = sys.executable
 ESCAPE = (Path(__file__).parent / "resources" / "escape.py").read_text()
 LINE = r"stopped 1 leftover process that escaped the command's process group: \S+ \(pid {pid}\)"
-
-
-def alive(pid: int) -> bool:
-    """Running, not gone and not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in "ZX"
 
 
 def gone(pid: int) -> bool:

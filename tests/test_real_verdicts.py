@@ -272,8 +272,10 @@ def test_pytest_conftest_import_error_is_the_codes_unless_a_module_is_missing(
     assert judged.verdict is verdict, judged
 
 
-def _live(argv: list[str], cwd: Path) -> tuple[ProcessResult, ParseResult]:
-    run = run_command(argv, cwd=cwd, timeout_s=120)
+def _live(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[ProcessResult, ParseResult]:
+    run = run_command(argv, cwd=cwd, timeout_s=120, env=env)
     parsed = parse_output(
         ParserInput(
             argv=run.argv,
@@ -451,18 +453,8 @@ def test_cargo_that_cannot_download_a_dependency_is_an_environment_failure(tmp_p
         '[source.nowhere]\nregistry = "sparse+https://nowhere.invalid/index/"\n\n[net]\nretry = 0\n'
     )
     env = {**os.environ, "CARGO_TARGET_DIR": str(tmp_path / "target")}
-    run = run_command(["cargo", "test"], cwd=tmp_path, timeout_s=120, env=env)
+    run, parsed = _live(["cargo", "test"], tmp_path, env)
     assert run.exit_code == 101, run.merged
-    parsed = parse_output(
-        ParserInput(
-            argv=run.argv,
-            exit_code=run.exit_code,
-            stdout=run.stdout,
-            stderr=run.stderr,
-            merged=run.merged,
-            root=str(tmp_path),
-        )
-    )
     judged = classify(run, parsed, command="cargo test", root=str(tmp_path))
     assert judged.verdict is Verdict.ENV_FAILURE, judged
     assert "nowhere.invalid" in judged.evidence

@@ -23,11 +23,11 @@ import re
 import shutil
 import subprocess
 import sys
-from xml.etree import ElementTree
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 REPO = Path(__file__).resolve().parents[1]
 REAL = REPO / "tests" / "resources" / "real"
@@ -239,6 +239,34 @@ def tsd_api_truth(verdict: str) -> Truth:
     return truth
 
 
+def libtest_json_truth() -> Truth:
+    """Facts from libtest's own JSON events (``--format json``, unstable: RUSTC_BOOTSTRAP=1 on a
+    stable toolchain, a second run): ids, counts, and each failing test's panic that ended it (the
+    last of its own thread's panics; the earlier ones its test caught)."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        argv = ["cargo", "test", "-q", "--", "-Z", "unstable-options", "--format", "json"]
+        out = run(argv, root, env | {"RUSTC_BOOTSTRAP": "1"}).stdout
+        events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        tests = [e for e in events if e.get("type") == "test" and e.get("event") != "started"]
+        failed = [e for e in tests if e["event"] == "failed"]
+        counts = {k: sum(1 for e in tests if e["event"] == k) for k in ("ok", "failed", "ignored")}
+        return {
+            "verdict": "failed" if failed else "green",
+            "failing_ids": [e["name"] for e in failed],
+            "counts": {"passed": counts["ok"], "failed": counts["failed"], "skipped": counts["ignored"]},
+            "ending_panics": {e["name"]: _ending_panic(e["name"], e.get("stdout", "")) for e in failed},
+        }
+
+    return truth
+
+
+def _ending_panic(name: str, stdout: str) -> str:
+    """``file:line message`` of the test thread's last panic."""
+    found = re.findall(rf"^thread '{re.escape(name)}'(?: \(\d+\))? panicked at (\S+?):\d+:\n(.*)$", stdout, re.M)
+    return f"{found[-1][0]} {found[-1][1]}" if found else ""
+
+
 def _junit_outcome(case: ElementTree.Element) -> str:
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -377,6 +405,23 @@ CASES += [
         "the TypeScript tsd bundles)",
         version=TSD_VERSION,
         install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="cargo-test",
+        name="scopeguard-1",
+        repo="bluss/scopeguard",
+        commit="bb988222848d39b0b9037b29da3a3a1eb05ebf4b",  # v1.2.0: no dependencies
+        argv=["cargo", "test"],
+        truth=libtest_json_truth(),
+        ground_truth="libtest --format json (RUSTC_BOOTSTRAP=1), a second run",
+        mutation={
+            "file": "src/lib.rs",
+            "line": 474,
+            "kind": "condition negated",
+            "before": "if S::should_run()",
+            "after": "if !S::should_run()",
+        },
+        version=["cargo", "--version"],
     ),
 ]
 

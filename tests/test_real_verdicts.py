@@ -458,3 +458,15 @@ def test_cargo_that_cannot_download_a_dependency_is_an_environment_failure(tmp_p
     judged = classify(run, parsed, command="cargo test", root=str(tmp_path))
     assert judged.verdict is Verdict.ENV_FAILURE, judged
     assert "nowhere.invalid" in judged.evidence
+
+
+def test_a_rust_test_that_caught_a_panic_is_named_by_the_panic_that_ended_it() -> None:
+    # scopeguard's tests panic on purpose inside catch_unwind, then assert: the assertion's panic
+    # failed the test, not the 'failure' the test expected and caught
+    data = _load("cargo-test/scopeguard-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    got = {f.id: f"{f.file}:{f.line} {f.message}" for f in parsed.errors}
+    assert got == data["facts"]["ending_panics"]
+    caught = next(f for f in parsed.errors if f.id == "tests::test_defer_success_2")
+    assert any("src/lib.rs:524" in line and "failure" in line for line in caught.detail)

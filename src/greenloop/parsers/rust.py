@@ -80,6 +80,12 @@ def _section_end(lines: list[str], start: int) -> int:
 
 
 def _test_failure(name: str, block: list[str], root: str) -> Failure:
+    caught = _caught_panics(name, block)
+    if caught:  # the test thread panicked again after them: its last panic ended the test
+        last, ending = caught.pop()
+        found = _panic(name, ending, block[last + 1 :], root)
+        earlier = [f"caught earlier: {m['file']}:{m['line']}: {_said(block, i)}" for i, m in caught]
+        return replace(found, detail=capped([*found.detail, *earlier]))
     for i, line in enumerate(block):
         p = _PANIC.match(line) if "panicked at" in line else None
         if p:
@@ -95,6 +101,19 @@ def _test_failure(name: str, block: list[str], root: str) -> Failure:
                 message="test did not panic as expected",
             )
     return Failure(kind=Kind.TEST, id=name, detail=capped([b for b in block if b.strip()]))
+
+
+def _caught_panics(name: str, block: list[str]) -> list[tuple[int, re.Match[str]]]:
+    """The test thread's own panics (file:line form), when there are several: a test panics on
+    purpose inside catch_unwind, then fails an assertion. One panic, or panics of threads it
+    spawned (the cause, before the test's own unwrap), keep the first as the failure."""
+    own = [(i, _PANIC.match(line)) for i, line in enumerate(block) if "panicked at" in line]
+    mine = [(i, p) for i, p in own if p is not None and p["thread"] == name and p["file"]]
+    return mine if len(mine) > 1 else []
+
+
+def _said(block: list[str], at: int) -> str:
+    return block[at + 1].strip() if at + 1 < len(block) else ""
 
 
 def _panic(name: str, p: re.Match[str], rest: list[str], root: str) -> Failure:

@@ -470,3 +470,21 @@ def test_a_rust_test_that_caught_a_panic_is_named_by_the_panic_that_ended_it() -
     assert got == data["facts"]["ending_panics"]
     caught = next(f for f in parsed.errors if f.id == "tests::test_defer_success_2")
     assert any("src/lib.rs:524" in line and "failure" in line for line in caught.detail)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    # sqlparse's and python-dotenv's `make test` run uv, which a newcomer may not have: make
+    # execs it without a shell and says so itself, then "Error 127"
+    (tmp_path / "Makefile").write_text("test:\n\tgreenloop-no-such-tool run pytest tests/\n")
+    run, parsed = _live(["make", "test"], tmp_path)
+    assert run.exit_code == 2, run.merged
+    judged = classify(run, parsed, command="make test", root=str(tmp_path))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert judged.missing_command == "greenloop-no-such-tool"
+    # a recipe that really fails is still the code's
+    (tmp_path / "Makefile").write_text("test:\n\tfalse\n")
+    run, parsed = _live(["make", "test"], tmp_path)
+    assert classify(run, parsed, command="make test", root=str(tmp_path)).verdict is Verdict.FAILED

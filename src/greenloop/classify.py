@@ -103,6 +103,9 @@ ENV_PATTERNS = (
 # sh: "sh: 1: ruff: not found"; bash: "bash: line 1: ruff: command not found": the last name wins
 _NOT_FOUND = r"^(?:[^\n]*: )?(?P<cmd>[\w.+@/-]+): (?:command )?not found[ \t]*$"
 _MISMATCH = r"imported module '(?P<module>[\w.]+)' has this __file__ attribute:\s+(?P<path>\S+)"
+_MAKE_NOT_FOUND = (
+    r"^g?make(?:\[\d+\])?: (?P<cmd>[^\s:]+): (?:No such file or directory|Command not found)\s*$"
+)
 _NO_MODULE = r"No module named '?([\w.]+)'?"
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
@@ -192,6 +195,14 @@ def environment_problem(
             reasons=(f"pytest {what} (exit {run.exit_code})",),
             evidence=_last_line(run.merged),
         )
+    unrun = _make_could_not_run(run.merged)
+    if unrun:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=("a command is not installed",),
+            evidence=unrun.group(0).strip(),
+            missing_command=unrun["cmd"],
+        )
     usage = usage_error(run)
     if usage:
         return Classification(
@@ -247,6 +258,14 @@ def dependencies_only(run: ProcessResult, parsed: ParseResult) -> Classification
         ),
         evidence=f"{first.file}:{first.line}: {first.message}",
     )
+
+
+def _make_could_not_run(text: str) -> re.Match[str] | None:
+    """make runs a recipe line without a shell when it can, so a missing tool is make's own
+    ``make: uv: No such file or directory`` then ``Error 127``, not the shell's "not found"."""
+    if "Error 127" not in text:
+        return None
+    return re.search(_MAKE_NOT_FOUND, text, re.M)
 
 
 def usage_error(run: ProcessResult) -> str:

@@ -267,6 +267,29 @@ def _ending_panic(name: str, stdout: str) -> str:
     return f"{found[-1][0]} {found[-1][1]}" if found else ""
 
 
+def eslint_crash_truth() -> Truth:
+    """ESLint's own verdict on a crash: no JSON report at all from ``--format json`` (a second run),
+    exit 2 (its documented 'configuration problem or internal error', never lint findings); the
+    location and error node printed for the exception (file:line header, then Type: message)."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        proc = run(["npx", "eslint", "--format", "json", "."], root, env)
+        header = re.search(r"^(?P<file>/\S+):(?P<line>\d+)$", proc.stderr + proc.stdout, re.M)
+        error = re.search(r"^(?P<type>\w*Error): (?P<msg>.+)$", proc.stderr + proc.stdout, re.M)
+        assert proc.returncode == 2 and not proc.stdout.startswith("["), proc.stdout[:200]
+        frame = f"{_relative(header['file'], root)}:{header['line']}" if header else None
+        in_deps = bool(frame and frame.startswith("node_modules/"))
+        return {
+            "verdict": "env_failure" if in_deps else "failed",
+            "failing_ids": [],
+            "frame": frame,
+            "error_type": error["type"] if error else None,
+            "message": error["msg"] if error else None,
+        }
+
+    return truth
+
+
 def _junit_outcome(case: ElementTree.Element) -> str:
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -422,6 +445,17 @@ CASES += [
             "after": "if !S::should_run()",
         },
         version=["cargo", "--version"],
+    ),
+    Case(
+        tool="eslint",
+        name="mitt-0",
+        repo="developit/mitt",
+        commit="6b41670516ed8e8b738612f60491995470aa63b3",  # 3.0.1, no lockfile: today's deps
+        argv=["npx", "eslint", "."],
+        truth=eslint_crash_truth(),
+        ground_truth="eslint --format json: exit 2 and no report (a crash); node's error header",
+        version=["npx", "eslint", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
     ),
 ]
 

@@ -488,3 +488,36 @@ def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
     (tmp_path / "Makefile").write_text("test:\n\tfalse\n")
     run, parsed = _live(["make", "test"], tmp_path)
     assert classify(run, parsed, command="make test", root=str(tmp_path)).verdict is Verdict.FAILED
+
+
+def test_eslint_crashing_inside_node_modules_is_an_environment_failure_that_says_where() -> None:
+    # mitt without a lockfile: today's get-intrinsic loads an .mjs through eslint 7's
+    # v8-compile-cache; 'Oops! Something went wrong!', exit 2, no lint finding at all
+    data = _load("eslint/mitt-0")
+    facts = data["facts"]
+    parsed, verdict = _judge(data)
+    assert verdict == facts["verdict"] == "env_failure"
+    crash = parsed.errors[0]
+    assert (f"{crash.file}:{crash.line}", crash.error_type, crash.message) == (
+        facts["frame"],
+        facts["error_type"],
+        facts["message"],
+    )
+    digest = _digest(data, parsed, verdict)
+    assert f"{facts['frame']}: {facts['error_type']}: {facts['message']}" in digest, digest
+
+
+def test_eslint_crashing_in_the_repositorys_own_file_is_the_codes_failure() -> None:
+    # the same crash raised from a rule of the repository's own (eslint-rules/no-x.js)
+    data = _load("eslint/mitt-0")
+    root = data["cwd_placeholder"]
+    data["stderr"] = (
+        data["stderr"]
+        .replace(
+            f"{root}/node_modules/async-function/require.mjs:1", f"{root}/eslint-rules/no-x.js:1", 1
+        )
+        .replace(f"{root}/node_modules/get-intrinsic/index.js", f"{root}/eslint-rules/no-x.js", 1)
+    )
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert "at eslint-rules/no-x.js:1" in _digest(data, parsed, verdict)

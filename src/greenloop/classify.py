@@ -220,7 +220,7 @@ def environment_problem(
             evidence=f"No module named '{missing}'",
             missing_module=missing,
         )
-    theirs = dependencies_only(run, parsed)
+    theirs = dependencies_only(run, parsed) or crash_in_dependencies(parsed)
     if theirs is not None:
         return theirs
     for pattern, why in ENV_PATTERNS:
@@ -266,6 +266,30 @@ def _make_could_not_run(text: str) -> re.Match[str] | None:
     if "Error 127" not in text:
         return None
     return re.search(_MAKE_NOT_FOUND, text, re.M)
+
+
+def crash_in_dependencies(parsed: ParseResult) -> Classification | None:
+    """The tool itself crashed with no line of the repository on its stack (mitt, no lockfile:
+    eslint 7's v8-compile-cache loading today's get-intrinsic's .mjs): no edit of the code fixes it."""
+    errors = parsed.errors
+    if not errors or parsed.counts.failed or any(f.kind is not Kind.CRASH for f in errors):
+        return None
+    first = errors[0]
+    places = [first.file, *(frame.file for frame in first.frames)]
+    if not first.frames or not in_dependencies(first.file) or any(map(_repository_file, places)):
+        return None
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            "it crashed inside installed dependencies, no line of this repository on its stack: "
+            "their versions do not fit each other or the toolchain",
+        ),
+        evidence=f"{first.file}:{first.line}: {first.error_type}: {first.message}",
+    )
+
+
+def _repository_file(path: str) -> bool:
+    return bool(path) and not in_dependencies(path) and not path.startswith(("/", "node:"))
 
 
 def usage_error(run: ProcessResult) -> str:

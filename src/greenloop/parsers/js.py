@@ -15,7 +15,7 @@ from greenloop.parsers.generic import (
     relative,
     to_int,
 )
-from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
 
 _TSC_PLAIN = re.compile(
     r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$"
@@ -43,6 +43,12 @@ _PRETTIER_ERROR = re.compile(
     r"^\[error\] (?P<file>[^:\s]+): (?P<type>\w+): (?P<msg>.*?)(?: \((?P<line>\d+):(?P<col>\d+)\))?$"
 )
 
+# ESLint's crash banner (exit 2): then node's "path:line" header, the source, "Type: message", stack
+ESLINT_CRASH = "Oops! Something went wrong!"
+_NODE_HEADER = re.compile(r"^(?P<file>/\S+?):(?P<line>\d+)$")
+_NODE_ERROR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception)): (?P<msg>.+)$")
+_NODE_AT = re.compile(r"^\s+at (?:(?P<fn>.+?) \()?(?P<file>[^\s()]+?):(?P<line>\d+):\d+\)?$")
+
 
 def parse(inp: ParserInput) -> ParseResult:
     lines = lines_of(inp)
@@ -64,6 +70,8 @@ def parse(inp: ParserInput) -> ParseResult:
         counts.append(c)
     if "[warn] " in text or "[error] " in text:
         failures += _prettier(lines)
+    if ESLINT_CRASH in text:
+        failures.append(_eslint_crash(lines, inp.root))
     if "  ● " in text or "Tests:" in text:
         found, c, k = js_tests.parse_jest(lines, inp.root)
         failures, killed = failures + found, killed + k
@@ -165,6 +173,32 @@ def _eslint(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
             message = " ".join(parts[:-1] if rule else parts)
             failures.append(_lint(file, m["line"], m["col"], m["sev"], rule, message))
     return failures, counts
+
+
+def _eslint_crash(lines: list[str], root: str) -> Failure:
+    """ESLint's 'Oops! Something went wrong!': the exception it died of, where it was raised (node's
+    header for a file that did not compile) and its stack, outermost first."""
+    start = next(i for i, line in enumerate(lines) if ESLINT_CRASH in line)
+    body = [line for line in lines[start + 1 :] if line.strip() and not line.startswith("ESLint: ")]
+    header = next((h for h in map(_NODE_HEADER.match, body) if h), None)
+    error = next((e for e in map(_NODE_ERROR.match, body) if e), None)
+    stack = [a for a in map(_NODE_AT.match, body) if a]
+    frames = [Frame(file=relative(a["file"], root), line=to_int(a["line"]), function=a["fn"] or "")
+              for a in reversed(stack)]  # fmt: skip
+    if header:
+        frames.append(Frame(file=relative(header["file"], root), line=to_int(header["line"])))
+    where = frames[-1] if frames else Frame(file="")
+    source = body[1 : body.index(error.group(0))] if header and error else []
+    return Failure(
+        kind=Kind.CRASH,
+        id="ESLint crashed",
+        file=where.file,
+        line=where.line,
+        error_type=error["type"] if error else "",
+        message=error["msg"] if error else (body[0].strip() if body else ESLINT_CRASH),
+        frames=tuple(frames),
+        detail=capped([line.rstrip() for line in source]),
+    )
 
 
 def _pretty(lines: list[str], root: str, types: bool) -> tuple[list[Failure], Counts]:

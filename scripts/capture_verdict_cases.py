@@ -276,7 +276,8 @@ def eslint_crash_truth() -> Truth:
         proc = run(["npx", "eslint", "--format", "json", "."], root, env)
         header = re.search(r"^(?P<file>/\S+):(?P<line>\d+)$", proc.stderr + proc.stdout, re.M)
         error = re.search(r"^(?P<type>\w*Error): (?P<msg>.+)$", proc.stderr + proc.stdout, re.M)
-        assert proc.returncode == 2 and not proc.stdout.startswith("["), proc.stdout[:200]
+        assert proc.returncode == 2, proc.returncode
+        assert not proc.stdout.startswith("["), proc.stdout[:200]
         frame = f"{_relative(header['file'], root)}:{header['line']}" if header else None
         in_deps = bool(frame and frame.startswith("node_modules/"))
         return {
@@ -286,6 +287,16 @@ def eslint_crash_truth() -> Truth:
             "error_type": error["type"] if error else None,
             "message": error["msg"] if error else None,
         }
+
+    return truth
+
+
+def prettier_truth(paths: list[str]) -> Truth:
+    """Facts from prettier's own ``--list-different`` (a second run): the files it would rewrite."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        files = run(["npx", "prettier", "--list-different", *paths], root, env).stdout.split()
+        return {"verdict": "failed" if files else "green", "failing_ids": files}
 
     return truth
 
@@ -456,6 +467,28 @@ CASES += [
         ground_truth="eslint --format json: exit 2 and no report (a crash); node's error header",
         version=["npx", "eslint", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="prettier",
+        name="destr-1",
+        repo="unjs/destr",
+        commit="541b6f9aeada9fc30de9c5a7e086dbfc1c6fcdc7",  # its lint: eslint . && prettier -c src test
+        argv=["npx", "prettier", "-c", "src", "test"],
+        truth=prettier_truth(["src", "test"]),
+        ground_truth="prettier --list-different src test",
+        mutation={
+            "file": "src/index.ts",
+            "line": 49,
+            "kind": "formatting slip",
+            "before": "return true as T;",
+            "after": "return true as T ;",
+        },
+        version=["npx", "prettier", "--version"],
+        install=[
+            "sh", "-c", "npm install -q --prefix /tmp/glreal-verdicts/.pnpm pnpm@10 && "
+            "/tmp/glreal-verdicts/.pnpm/node_modules/.bin/pnpm install --frozen-lockfile "
+            "--config.manage-package-manager-versions=false",
+        ],
     ),
 ]
 

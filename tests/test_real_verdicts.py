@@ -521,3 +521,16 @@ def test_eslint_crashing_in_the_repositorys_own_file_is_the_codes_failure() -> N
     parsed, verdict = _judge(data)
     assert verdict is Verdict.FAILED
     assert "at eslint-rules/no-x.js:1" in _digest(data, parsed, verdict)
+
+
+def test_prettier_check_names_each_file_and_the_command_that_formats_it() -> None:
+    # destr's `prettier -c src test`: '[warn] Code style issues found in the above file' is no
+    # message once the file is listed on its own line of the digest
+    data = _load("prettier/destr-1")
+    parsed, verdict = _judge(data)
+    assert verdict == data["facts"]["verdict"]
+    assert [f.file for f in parsed.errors] == data["facts"]["failing_ids"]
+    digest = _digest(data, parsed, verdict)
+    assert "in the above file" not in digest, digest
+    assert "Code style issues: Code style issues" not in digest, digest
+    assert "run `prettier --write src/index.ts`" in digest, digest

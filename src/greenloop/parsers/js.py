@@ -297,11 +297,14 @@ def _prettier(lines: list[str]) -> list[Failure]:
 
 
 def _format_issue(file: str, summary: str) -> Failure:
+    """prettier's closing 'Code style issues found in the above file' points at the list above it:
+    the digest names each file on its own, with the command that formats it."""
+    total = [] if not summary or "the above file" in summary else [summary]
     return Failure(
         kind=Kind.FORMAT,
         id=file,
         file=file,
         error_type="Code style issues",
-        message=summary or "Code style issues found",
-        detail=capped(["run `prettier --write` on this file"]),
+        message="not formatted as prettier formats it",
+        detail=capped([f"run `prettier --write {file}`", *total]),
     )

@@ -534,3 +534,28 @@ def test_prettier_check_names_each_file_and_the_command_that_formats_it() -> Non
     assert "in the above file" not in digest, digest
     assert "Code style issues: Code style issues" not in digest, digest
     assert "run `prettier --write src/index.ts`" in digest, digest
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "committed"),
+    [("", False), ("package-lock.json", True), ("package-lock.json", False)],
+)
+def test_a_crash_inside_node_modules_of_a_project_without_lockfile_says_what_to_pin(
+    tmp_path: Path, lockfile: str, committed: bool
+) -> None:
+    # mitt commits no lockfile; the package-lock.json `npm install` wrote pins nothing
+    data = _load("eslint/mitt-0")
+    (tmp_path / "package.json").write_text('{"name": "mitt"}\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    run_command([*git, "init", "-q"], cwd=tmp_path, timeout_s=60)
+    run_command([*git, "add", "package.json"], cwd=tmp_path, timeout_s=60)
+    if lockfile:
+        (tmp_path / lockfile).write_text("{}\n")
+        if committed:
+            run_command([*git, "add", lockfile], cwd=tmp_path, timeout_s=60)
+    run_command([*git, "commit", "-qm", "init"], cwd=tmp_path, timeout_s=60)
+    parsed, verdict = _judge(data)
+    result, _ = _check_result(data, parsed, verdict)
+    text = build_digest(result, root=str(tmp_path)).text
+    said = "no lockfile" in text and "Pin the one that broke (async-function" in text
+    assert said is not committed, text

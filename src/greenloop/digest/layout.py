@@ -218,13 +218,41 @@ def _env_advice(run: StageRun, root: Path) -> str:
     elif c.advice:
         lines.append(c.advice)
     else:
-        lines.append("Fix the environment, then re-run.")
+        lines.append(_unlocked(c.evidence, root) or "Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")
     return "\n".join(lines)
 
 
 # the lockfile says which package manager installs node_modules
 LOCKFILES = (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn"), ("bun.lockb", "bun"))
+
+NPM_LOCKS = ("package-lock.json", "npm-shrinkwrap.json", *(lock for lock, _ in LOCKFILES))
+
+
+def _unlocked(evidence: str, root: Path) -> str:
+    """What broke is inside node_modules of a project with no lockfile (mitt): the install took
+    today's releases, not the versions the project last passed with."""
+    parts = evidence.split(":", maxsplit=1)[0].split("/")
+    if parts[0] != "node_modules" or len(parts) < 3 or not (root / "package.json").is_file():
+        return ""
+    if _locked(root):
+        return ""
+    package = "/".join(parts[1:3]) if parts[1].startswith("@") else parts[1]
+    return (
+        "This project has no lockfile: the install took today's releases of its dependencies, "
+        f"not the ones it last passed with. Pin the one that broke ({package}, or the package "
+        "that pulls it in) in package.json, or install the versions of its last green CI run, "
+        "then re-run."
+    )
+
+
+def _locked(root: Path) -> bool:
+    """A lockfile the repository commits (the one `npm install` just wrote pins nothing)."""
+    from greenloop import git  # only for an environment failure inside node_modules
+
+    if git.get_root(root) is None:
+        return any((root / lock).exists() for lock in NPM_LOCKS)
+    return bool(git.git(root, "ls-files", "--", *NPM_LOCKS).stdout.strip())
 
 
 def _node_install(tool: str, root: Path) -> str:

@@ -88,3 +88,20 @@ def test_env_hint_says_install_the_dependencies_when_a_fresh_clone_has_no_node_m
         f"`{MISSING}` is in package.json but not installed: run `{manager} install`"
         in (data["digest"])
     )
+
+
+@pytest.mark.skipif(
+    shutil.which("npm", path="/usr/bin:/bin") is None or shutil.which("yarn", path="/usr/bin:/bin"),
+    reason="needs npm, and no yarn, in /usr/bin:/bin",
+)
+def test_a_fresh_clone_locked_by_yarn_without_yarn_says_install_yarn_then_yarn_install(
+    tmp_path: Path,
+) -> None:
+    # tiny-invariant: "test": "yarn jest", a yarn.lock, cloned onto a machine without yarn
+    manifest = {"name": "x", "scripts": {"test": "yarn jest"}, "devDependencies": {"jest": "1"}}
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    (tmp_path / "yarn.lock").write_text("# yarn lockfile v1\n")
+    data = _check(tmp_path, "--", "npm", "test", env={"PATH": "/usr/bin:/bin"})
+    assert data["verdict"] == "env_failure"
+    assert "Install `yarn` (`corepack enable`, or `npm install -g yarn`)" in data["digest"]
+    assert "then run `yarn install` (this project's yarn.lock)" in data["digest"]

@@ -259,6 +259,12 @@ def _node_install(tool: str, root: Path) -> str:
     """A node project whose dependencies are not installed (a fresh clone: `mocha: not found`)."""
     import json  # only for a command that is missing
 
+    lock = next((lock for lock, m in LOCKFILES if m == tool and (root / lock).exists()), "")
+    if lock and not (root / "node_modules").is_dir():  # tiny-invariant's `yarn jest`, fresh
+        return (
+            f"Install `{tool}` (`corepack enable`, or `npm install -g {tool}`), then run "
+            f"`{tool} install` (this project's {lock}), then re-run."
+        )
     if tool in ("npm", "npx", *(m for _, m in LOCKFILES)):
         return ""  # the package manager itself is missing: install it first
     try:

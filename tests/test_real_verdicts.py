@@ -559,3 +559,15 @@ def test_a_crash_inside_node_modules_of_a_project_without_lockfile_says_what_to_
     text = build_digest(result, root=str(tmp_path)).text
     said = "no lockfile" in text and "Pin the one that broke (async-function" in text
     assert said is not committed, text
+
+
+@pytest.mark.parametrize("name", ["cargo-test/itoa-3", "cargo-test/strsim-4"])
+def test_cargo_test_counts_a_compile_error_once_not_once_per_target_that_compiled_it(
+    name: str,
+) -> None:
+    # "could not compile `itoa` (lib) due to 1 previous error" and again for (lib test)
+    data = _load(name)
+    assert data["stderr"].count("due to 1 previous error") == 2
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert parsed.counts.failed == len(parsed.errors) == 1

@@ -44,13 +44,14 @@ def parse(inp: ParserInput) -> ParseResult:
     lines = lines_of(inp)
     tests = _test_failures(lines, inp.root)
     crashes, killed = _crashes(lines)
-    failures = (tests + crashes + _diagnostics(lines, inp.root))[:MAX_FAILURES]
-    return ParseResult(
-        tool="cargo",
-        failures=tuple(failures),
-        counts=_counts(lines, crashed=bool(killed)),
-        killed=tuple(killed),
-    )
+    diagnostics = _diagnostics(lines, inp.root)
+    failures = (tests + crashes + diagnostics)[:MAX_FAILURES]
+    counts = _counts(lines, crashed=bool(killed))
+    distinct = sum(1 for f in diagnostics if f.severity == "error")
+    if not tests and 0 < distinct < counts.failed:
+        # `cargo test` compiles the lib and its test harness: each reports the same errors
+        counts = replace(counts, failed=distinct)
+    return ParseResult(tool="cargo", failures=tuple(failures), counts=counts, killed=tuple(killed))
 
 
 def _test_failures(lines: list[str], root: str) -> list[Failure]:

@@ -142,3 +142,17 @@ def test_detect_reads_mypy_files_only_from_mypys_own_section(tmp_path: Path) -> 
     # mypy reads the first config file that has its section: pyproject.toml before setup.cfg
     write(tmp_path, {"pyproject.toml": "[tool.mypy]\nstrict = true\n[tool.other]\nfiles = 1\n"})
     assert dict(stages(tmp_path))["type"] == ".venv/bin/mypy ."
+
+
+@pytest.mark.parametrize(
+    ("declarations", "extra"), [(True, " --emitDeclarationOnly false"), (False, "")]
+)
+def test_type_stage_turns_off_the_configs_emit_declaration_only_which_tsc_refuses_with_no_emit(
+    tmp_path: Path, declarations: bool, extra: str
+) -> None:
+    # wooorm/longest-streak's tsconfig (checkJs, declaration, emitDeclarationOnly): `tsc --noEmit`
+    # exits 2 with TS5053 "Option 'emitDeclarationOnly' cannot be specified with option 'noEmit'"
+    options = {"checkJs": True, "declaration": True, "emitDeclarationOnly": declarations}
+    tsconfig = {"include": ["**/**.js"], "compilerOptions": options}
+    write(tmp_path, {"tsconfig.json": json.dumps(tsconfig, indent=2), "node_modules/.bin/tsc": ""})
+    assert ("type", f"node_modules/.bin/tsc --noEmit{extra}") in stages(tmp_path)

@@ -264,9 +264,23 @@ def _lint_and_type_stages(root: Path) -> list[Stage]:
         )
     if (root / "tsconfig.json").is_file() and (root / "node_modules/.bin/tsc").exists():
         stages.append(
-            Stage(name="type", command=("node_modules/.bin/tsc", "--noEmit"), why="tsconfig.json")
+            Stage(name="type", command=_tsc_no_emit(root / "tsconfig.json"), why="tsconfig.json")
         )
     return stages
+
+
+def _tsc_no_emit(tsconfig: Path) -> tuple[str, ...]:
+    """``tsc --noEmit``; with the config's ``emitDeclarationOnly`` turned off (wooorm's packages set
+    it: tsc refuses the pair, TS5053, an error of greenloop's command, not of the code)."""
+    declarations = _EMIT_DECLARATIONS_ONLY.search(_read(tsconfig))
+    return (
+        "node_modules/.bin/tsc",
+        "--noEmit",
+        *(("--emitDeclarationOnly", "false") if declarations else ()),
+    )
+
+
+_EMIT_DECLARATIONS_ONLY = re.compile(r'"emitDeclarationOnly"\s*:\s*true')
 
 
 def _eslint_configured(root: Path) -> bool:

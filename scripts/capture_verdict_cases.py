@@ -301,6 +301,28 @@ def prettier_truth(paths: list[str]) -> Truth:
     return truth
 
 
+def xo_crash_truth() -> Truth:
+    """xo's own verdict on a rule that crashed: no JSON report from ``--reporter=json`` (a second
+    run); the error node printed (Type: message) and its innermost stack frame."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        proc = run(["npx", "xo", "--reporter=json"], root, env)
+        text = proc.stderr + proc.stdout
+        assert not proc.stdout.startswith("["), proc.stdout[:200]
+        error = re.search(r"^(?P<type>\w*Error): (?P<msg>.+)\nOccurred while linting", text, re.M)
+        frame = re.search(r"^\s+at .*?\(?(?P<file>/[^\s():]+):(?P<line>\d+):\d+\)?$", text, re.M)
+        where = f"{_relative(frame['file'], root)}:{frame['line']}" if frame else None
+        return {
+            "verdict": "env_failure" if where and where.startswith("node_modules/") else "failed",
+            "failing_ids": [],
+            "frame": where,
+            "error_type": error["type"] if error else None,
+            "message": error["msg"] if error else None,
+        }
+
+    return truth
+
+
 def _junit_outcome(case: ElementTree.Element) -> str:
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -489,6 +511,17 @@ CASES += [
             "/tmp/glreal-verdicts/.pnpm/node_modules/.bin/pnpm install --frozen-lockfile "
             "--config.manage-package-manager-versions=false",
         ],
+    ),
+    Case(
+        tool="xo",
+        name="longest-streak-0",
+        repo="wooorm/longest-streak",
+        commit="fe3a930de34ad4a792d343fe6d1bcf390627881f",
+        argv=["npx", "xo"],
+        truth=xo_crash_truth(),
+        ground_truth="xo --reporter=json: no report (a rule crashed); node's error and stack",
+        version=["npx", "xo", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
     ),
 ]
 

@@ -571,3 +571,21 @@ def test_cargo_test_counts_a_compile_error_once_not_once_per_target_that_compile
     parsed, verdict = _judge(data)
     assert verdict is Verdict.FAILED
     assert parsed.counts.failed == len(parsed.errors) == 1
+
+
+def test_a_lint_rule_crashing_inside_node_modules_is_an_environment_failure_not_the_linted_file() -> (
+    None
+):
+    # longest-streak (no lockfile): today's eslint-plugin-unicorn calls an API xo's eslint 8 lacks;
+    # 'Occurred while linting index.js:11' is the file it read, not where anything is wrong
+    data = _load("xo/longest-streak-0")
+    facts = data["facts"]
+    parsed, verdict = _judge(data)
+    assert verdict == facts["verdict"] == "env_failure"
+    crash = parsed.errors[0]
+    assert (f"{crash.file}:{crash.line}", crash.error_type, crash.message) == (
+        facts["frame"],
+        facts["error_type"],
+        facts["message"],
+    )
+    assert 'Rule: "unicorn/expiring-todo-comments"' in crash.detail

@@ -45,6 +45,8 @@ _PRETTIER_ERROR = re.compile(
 
 # ESLint's crash banner (exit 2): then node's "path:line" header, the source, "Type: message", stack
 ESLINT_CRASH = "Oops! Something went wrong!"
+# a rule that threw (xo, eslint): "TypeError: …", "Occurred while linting <file>:<line>", "Rule: …"
+RULE_CRASH = "\nOccurred while linting "
 _NODE_HEADER = re.compile(r"^(?P<file>/\S+?):(?P<line>\d+)$")
 _NODE_ERROR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception)): (?P<msg>.+)$")
 _NODE_AT = re.compile(r"^\s+at (?:(?P<fn>.+?) \()?(?P<file>[^\s()]+?):(?P<line>\d+):\d+\)?$")
@@ -72,6 +74,8 @@ def parse(inp: ParserInput) -> ParseResult:
         failures += _prettier(lines)
     if ESLINT_CRASH in text:
         failures.append(_eslint_crash(lines, inp.root))
+    elif RULE_CRASH in text:
+        failures += _rule_crash(lines, inp.root)
     if "  ● " in text or "Tests:" in text:
         found, c, k = js_tests.parse_jest(lines, inp.root)
         failures, killed = failures + found, killed + k
@@ -199,6 +203,34 @@ def _eslint_crash(lines: list[str], root: str) -> Failure:
         frames=tuple(frames),
         detail=capped([line.rstrip() for line in source]),
     )
+
+
+def _rule_crash(lines: list[str], root: str) -> list[Failure]:
+    """A lint rule that threw: the error, where it was raised (the innermost frame) and the stack;
+    the file being linted and the rule are its detail, not its location."""
+    at = next(i for i, line in enumerate(lines) if line.startswith("Occurred while linting "))
+    error = _NODE_ERROR.match(lines[at - 1]) if at else None
+    stack = [a for a in map(_NODE_AT.match, lines[at + 1 : at + 60]) if a]
+    if error is None or not stack:
+        return []
+    frames = tuple(
+        Frame(file=relative(a["file"], root), line=to_int(a["line"]), function=a["fn"] or "")
+        for a in reversed(stack)
+    )
+    linted = relative(lines[at].removeprefix("Occurred while linting ").strip(), root)
+    rule = [lines[at + 1]] if lines[at + 1 : at + 2] and lines[at + 1].startswith("Rule: ") else []
+    return [
+        Failure(
+            kind=Kind.CRASH,
+            id="a lint rule crashed",
+            file=frames[-1].file,
+            line=frames[-1].line,
+            error_type=error["type"],
+            message=error["msg"],
+            frames=frames,
+            detail=(f"while linting {linted}", *rule),
+        )
+    ]
 
 
 def _pretty(lines: list[str], root: str, types: bool) -> tuple[list[Failure], Counts]:

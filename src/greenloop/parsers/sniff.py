@@ -27,6 +27,8 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             " problem (",  # eslint: "✖ 1 problem (1 error, 0 warnings)"
             "[warn] Code style issues",
             "\u2716  ",  # eslint-formatter-pretty (xo, tsd)
+            "Oops! Something went wrong!",  # eslint crashed
+            "\nOccurred while linting ",  # a lint rule threw (xo, eslint)
         ),
     ),
     ("mocha", (" passing (", '\n  "stats": {')),

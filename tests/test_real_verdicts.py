@@ -20,6 +20,7 @@ from greenloop.classify import Verdict, classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers.model import Failure
 from greenloop.process import ProcessResult, run_command
 from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
@@ -490,10 +491,8 @@ def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
     assert classify(run, parsed, command="make test", root=str(tmp_path)).verdict is Verdict.FAILED
 
 
-def test_eslint_crashing_inside_node_modules_is_an_environment_failure_that_says_where() -> None:
-    # mitt without a lockfile: today's get-intrinsic loads an .mjs through eslint 7's
-    # v8-compile-cache; 'Oops! Something went wrong!', exit 2, no lint finding at all
-    data = _load("eslint/mitt-0")
+def _crash_where_the_facts_say(data: dict[str, Any]) -> tuple[ParseResult, Verdict, Failure]:
+    """An environment failure whose first error is the crash at the case's frame, type, message."""
     facts = data["facts"]
     parsed, verdict = _judge(data)
     assert verdict == facts["verdict"] == "env_failure"
@@ -503,6 +502,15 @@ def test_eslint_crashing_inside_node_modules_is_an_environment_failure_that_says
         facts["error_type"],
         facts["message"],
     )
+    return parsed, verdict, crash
+
+
+def test_eslint_crashing_inside_node_modules_is_an_environment_failure_that_says_where() -> None:
+    # mitt without a lockfile: today's get-intrinsic loads an .mjs through eslint 7's
+    # v8-compile-cache; 'Oops! Something went wrong!', exit 2, no lint finding at all
+    data = _load("eslint/mitt-0")
+    parsed, verdict, _ = _crash_where_the_facts_say(data)
+    facts = data["facts"]
     digest = _digest(data, parsed, verdict)
     assert f"{facts['frame']}: {facts['error_type']}: {facts['message']}" in digest, digest
 
@@ -579,13 +587,5 @@ def test_a_lint_rule_crashing_inside_node_modules_is_an_environment_failure_not_
     # longest-streak (no lockfile): today's eslint-plugin-unicorn calls an API xo's eslint 8 lacks;
     # 'Occurred while linting index.js:11' is the file it read, not where anything is wrong
     data = _load("xo/longest-streak-0")
-    facts = data["facts"]
-    parsed, verdict = _judge(data)
-    assert verdict == facts["verdict"] == "env_failure"
-    crash = parsed.errors[0]
-    assert (f"{crash.file}:{crash.line}", crash.error_type, crash.message) == (
-        facts["frame"],
-        facts["error_type"],
-        facts["message"],
-    )
+    _, _, crash = _crash_where_the_facts_say(data)
     assert 'Rule: "unicorn/expiring-todo-comments"' in crash.detail

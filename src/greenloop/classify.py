@@ -133,12 +133,7 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = (
-        environment_problem(run, parsed, repo_modules)
-        or foreign_import(run, root)
-        or own_package_not_installed(run, root)
-        or unsupported_python(run, parsed, root)
-    )
+    env = environment_problem(run, parsed, repo_modules, root)
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -172,11 +167,30 @@ def _judge_green(run: ProcessResult, parsed: ParseResult, command: str) -> Class
 
 
 def environment_problem(
-    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str], root: str = ""
 ) -> Classification | None:
-    """Not the code's fault (OP-6): don't send it to the agent."""
+    """Not the code's fault (OP-6): don't send it to the agent. What the output says alone, then
+    what it says beside the repository's own files (``root``)."""
     if run.exit_code == 0:
         return None
+    return _told_by_output(run, parsed, repo_modules) or (
+        _told_by_repository(run, parsed, root) if root else None
+    )
+
+
+def _told_by_repository(
+    run: ProcessResult, parsed: ParseResult, root: str
+) -> Classification | None:
+    return (
+        foreign_import(run, root)
+        or own_package_not_installed(run, root)
+        or unsupported_python(run, parsed, root)
+    )
+
+
+def _told_by_output(
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+) -> Classification | None:
     if run.exit_code in (126, 127) or run.error:
         why = run.error or f"exit {run.exit_code}: the command could not be run"
         gone = re.search(_NOT_FOUND, run.merged, re.M) if "not found" in run.merged else None
@@ -327,7 +341,7 @@ def foreign_import(run: ProcessResult, root: str) -> Classification | None:
     """pytest's "import file mismatch" when the module came from outside the repository: the
     environment imports another checkout's copy (an editable install of a second clone) or a moved
     tree's stale bytecode. Inside it, two test files share a basename: the code's to fix."""
-    if not root or run.exit_code == 0 or "import file mismatch" not in run.merged:
+    if "import file mismatch" not in run.merged:
         return None
     home = os.path.realpath(root)
     for m in re.finditer(_MISMATCH, run.merged):
@@ -349,7 +363,7 @@ def own_package_not_installed(run: ProcessResult, root: str) -> Classification |
     """``No module named 'pkg'`` while the repository has ``src/pkg``: a src layout nobody installed
     into the verifier's environment (a fresh clone, no ``pip install -e .``). A package the code
     no longer has, or a misspelt one, stays the code's failure."""
-    if not root or run.exit_code == 0 or "No module named" not in run.merged:
+    if "No module named" not in run.merged:
         return None
     for m in re.finditer(_NO_MODULE, run.merged):
         name = m.group(1)
@@ -371,7 +385,7 @@ def own_package_not_installed(run: ProcessResult, root: str) -> Classification |
 
 def unsupported_python(run: ProcessResult, parsed: ParseResult, root: str) -> Classification | None:
     """The tests ran under a Python the project's ``requires-python`` excludes."""
-    if not root or not parsed.python or run.exit_code == 0:
+    if not parsed.python:
         return None
     from greenloop import pyversion  # only for a failing run the plugin saw
 

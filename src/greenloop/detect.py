@@ -116,7 +116,7 @@ def _test_stage(root: Path) -> Stage | None:
 
 
 def _npm_test(root: Path) -> Stage | None:
-    scripts = _package_json(root).get("scripts", {})
+    scripts = package_json(root).get("scripts", {})
     test = scripts.get("test") if isinstance(scripts, dict) else None
     if not isinstance(test, str) or NPM_NO_TEST in test:
         return None
@@ -286,7 +286,7 @@ _EMIT_DECLARATIONS_ONLY = re.compile(r'"emitDeclarationOnly"\s*:\s*true')
 def _eslint_configured(root: Path) -> bool:
     names = ("eslint.config.js", "eslint.config.mjs", "eslint.config.cjs", "eslint.config.ts")
     legacy = (".eslintrc", ".eslintrc.js", ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml")
-    return any((root / n).is_file() for n in (*names, *legacy)) or "eslintConfig" in _package_json(
+    return any((root / n).is_file() for n in (*names, *legacy)) or "eslintConfig" in package_json(
         root
     )
 
@@ -295,7 +295,7 @@ def _installed(root: Path, tool: str) -> bool:
     return any((root / v / "bin" / tool).is_file() for v in (".venv", "venv")) or bool(_which(tool))
 
 
-def _package_json(root: Path) -> dict[str, object]:
+def package_json(root: Path) -> dict[str, object]:
     try:
         data = json.loads((root / "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

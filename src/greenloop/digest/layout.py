@@ -257,7 +257,7 @@ def _locked(root: Path) -> bool:
 
 def _node_install(tool: str, root: Path) -> str:
     """A node project whose dependencies are not installed (a fresh clone: `mocha: not found`)."""
-    import json  # only for a command that is missing
+    from greenloop.detect import package_json  # only for a command that is missing
 
     lock = next((lock for lock, m in LOCKFILES if m == tool and (root / lock).exists()), "")
     if lock and not (root / "node_modules").is_dir():  # tiny-invariant's `yarn jest`, fresh
@@ -267,15 +267,15 @@ def _node_install(tool: str, root: Path) -> str:
         )
     if tool in ("npm", "npx", *(m for _, m in LOCKFILES)):
         return ""  # the package manager itself is missing: install it first
-    try:
-        manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    manifest = package_json(root)
+    if not manifest:
         return ""
     manager = next((m for lock, m in LOCKFILES if (root / lock).exists()), "npm")
     declared = {
         name
         for key in ("dependencies", "devDependencies")
-        for name in (manifest.get(key) or {} if isinstance(manifest, dict) else {})
+        if isinstance(deps := manifest.get(key), dict)
+        for name in deps
     }
     if declared and not (root / "node_modules").is_dir():
         return f"node_modules is missing here: run `{manager} install`, then re-run."

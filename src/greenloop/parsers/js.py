@@ -172,11 +172,16 @@ def _eslint(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
             continue
         m = _ESLINT_ROW.match(line)
         if m and file and len(failures) < MAX_FAILURES:
-            parts = re.split(r"\s{2,}", m["rest"].strip())
-            rule = parts[-1] if len(parts) > 1 and _RULE.match(parts[-1]) else ""
-            message = " ".join(parts[:-1] if rule else parts)
+            rule, message = _rule_and_message(m["rest"])
             failures.append(_lint(file, m["line"], m["col"], m["sev"], rule, message))
     return failures, counts
+
+
+def _rule_and_message(rest: str) -> tuple[str, str]:
+    """A lint row's "message  rule" (columns two or more spaces apart); a rule is one word."""
+    parts = re.split(r"\s{2,}", rest.strip())
+    rule = parts[-1] if len(parts) > 1 and _RULE.match(parts[-1]) else ""
+    return rule, " ".join(parts[:-1] if rule else parts)
 
 
 def _eslint_crash(lines: list[str], root: str) -> Failure:
@@ -186,9 +191,7 @@ def _eslint_crash(lines: list[str], root: str) -> Failure:
     body = [line for line in lines[start + 1 :] if line.strip() and not line.startswith("ESLint: ")]
     header = next((h for h in map(_NODE_HEADER.match, body) if h), None)
     error = next((e for e in map(_NODE_ERROR.match, body) if e), None)
-    stack = [a for a in map(_NODE_AT.match, body) if a]
-    frames = [Frame(file=relative(a["file"], root), line=to_int(a["line"]), function=a["fn"] or "")
-              for a in reversed(stack)]  # fmt: skip
+    frames = _node_frames(body, root)
     if header:
         frames.append(Frame(file=relative(header["file"], root), line=to_int(header["line"])))
     where = frames[-1] if frames else Frame(file="")
@@ -205,18 +208,23 @@ def _eslint_crash(lines: list[str], root: str) -> Failure:
     )
 
 
+def _node_frames(lines: list[str], root: str) -> list[Frame]:
+    """A node stack's ``at fn (file:line:col)`` lines as frames, outermost first."""
+    stack = [a for a in map(_NODE_AT.match, lines) if a]
+    return [
+        Frame(file=relative(a["file"], root), line=to_int(a["line"]), function=a["fn"] or "")
+        for a in reversed(stack)
+    ]
+
+
 def _rule_crash(lines: list[str], root: str) -> list[Failure]:
     """A lint rule that threw: the error, where it was raised (the innermost frame) and the stack;
     the file being linted and the rule are its detail, not its location."""
     at = next(i for i, line in enumerate(lines) if line.startswith("Occurred while linting "))
     error = _NODE_ERROR.match(lines[at - 1]) if at else None
-    stack = [a for a in map(_NODE_AT.match, lines[at + 1 : at + 60]) if a]
-    if error is None or not stack:
+    frames = tuple(_node_frames(lines[at + 1 : at + 60], root))
+    if error is None or not frames:
         return []
-    frames = tuple(
-        Frame(file=relative(a["file"], root), line=to_int(a["line"]), function=a["fn"] or "")
-        for a in reversed(stack)
-    )
     linted = relative(lines[at].removeprefix("Occurred while linting ").strip(), root)
     rule = [lines[at + 1]] if lines[at + 1 : at + 2] and lines[at + 1].startswith("Rule: ") else []
     return [
@@ -251,10 +259,7 @@ def _pretty(lines: list[str], root: str, types: bool) -> tuple[list[Failure], Co
         row = _PRETTY_ROW.match(line)
         if row and file:  # all of them: the repository's own may come after thousands of theirs
             sev = "error" if row["sym"] == "\u2716" else "warning"
-            parts = re.split(r"\s{2,}", row["rest"])
-            rule = parts[-1] if len(parts) > 1 and _RULE.match(parts[-1]) else ""
-            message = " ".join(parts[:-1] if rule else parts)
-            found = _lint(file, row["line"], row["col"], sev, rule, message)
+            found = _lint(file, row["line"], row["col"], sev, *_rule_and_message(row["rest"]))
             failures.append(replace(found, kind=Kind.TYPE) if types else found)
     counts = Counts(errors=totals["error"], warnings=totals["warning"], summary_seen=seen)
     return failures, counts

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from greenloop import trust
 from greenloop.agents.base import Usage
-from greenloop.classify import Verdict
+from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
 from greenloop.verify import CheckResult
@@ -132,11 +132,12 @@ def failing_count(check: CheckResult) -> int:
 
 
 def collected_of(check: CheckResult) -> int | None:
+    """The tests the first test stage ran; a lint or type stage's summary counts no tests."""
     for r in check.runs:
         c = r.parsed.counts
         if c.collected is not None:
             return c.collected
-        if c.summary_seen:
+        if c.summary_seen and runs_tests(r.parsed):
             return c.ran + c.skipped
     return None
 

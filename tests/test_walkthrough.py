@@ -1,0 +1,44 @@
+"""Walkthrough findings (docs/WALKTHROUGH-FINDINGS.md): what a newcomer met running greenloop on real
+repositories, each pinned by a real greenloop process on a real git repo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+PY = sys.executable
+
+CALC_BUGGY = "def double(x: int) -> int:\n    return x * 3\n"
+CALC_TEST = "from calc import double\n\n\ndef test_double() -> None:\n    assert double(2) == 4\n"
+
+
+def greenloop(root: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "greenloop", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_run_with_a_lint_stage_before_the_tests_calls_a_real_fix_success_not_suspicious(
+    make_repo: Callable[..., Path],
+) -> None:
+    """ruff's "All checks passed!" (mypy's "Success: no issues found") is a summary of zero tests;
+    it was taken for the suite's size, so every fixed run of a project with a lint or type stage
+    ended SUSPICIOUS_PASS "0 tests collected"."""
+    config = (
+        f'[[stage]]\nname = "lint"\nrun = "{PY} -m ruff check --no-cache calc.py"\n\n'
+        f'[[stage]]\nname = "test"\nrun = "{PY} -m pytest -q -p no:cacheprovider"\n'
+    )
+    root = make_repo(
+        {"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "greenloop.toml": config}
+    )
+    fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
+    done = greenloop(root, "run", "--agent", fix, "-y", "--subset", "off")
+    assert "SUCCESS" in done.stdout, done.stdout + done.stderr
+    assert "0 tests collected" not in done.stdout
+    assert done.returncode == 0

@@ -18,6 +18,7 @@ def greenloop(root: Path, *args: str, timeout: float = 180) -> subprocess.Comple
     return subprocess.run(
         [PY, "-m", "greenloop", *args],
         cwd=root,
+        check=False,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -34,9 +35,7 @@ def test_run_with_a_lint_stage_before_the_tests_calls_a_real_fix_success_not_sus
         f'[[stage]]\nname = "lint"\nrun = "{PY} -m ruff check --no-cache calc.py"\n\n'
         f'[[stage]]\nname = "test"\nrun = "{PY} -m pytest -q -p no:cacheprovider"\n'
     )
-    root = make_repo(
-        {"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "greenloop.toml": config}
-    )
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "greenloop.toml": config})
     fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
     done = greenloop(root, "run", "--agent", fix, "-y", "--subset", "off")
     assert "SUCCESS" in done.stdout, done.stdout + done.stderr

@@ -41,3 +41,18 @@ def test_run_with_a_lint_stage_before_the_tests_calls_a_real_fix_success_not_sus
     assert "SUCCESS" in done.stdout, done.stdout + done.stderr
     assert "0 tests collected" not in done.stdout
     assert done.returncode == 0
+
+
+def test_run_with_an_agent_that_edits_nothing_says_so_and_where_its_output_is(
+    make_repo: Callable[..., Path],
+) -> None:
+    """A misconfigured agent (no write permission, wrong directory) exited 0 without an edit and
+    the run said "the agent is stuck on a wrong hypothesis": it never had one."""
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST})
+    done = greenloop(
+        root, "run", "--agent", "echo looks fine to me", "-y", "--", PY, "-m", "pytest", "-q"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "STALLED — the agent changed no file" in done.stdout
+    assert "exited without changing a file" in done.stdout
+    assert "iter-1/agent.txt" in done.stdout

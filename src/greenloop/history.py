@@ -88,13 +88,21 @@ RECOMMENDATIONS = {
 ALREADY_GREEN = "Nothing to fix: the verifier was already green and the agent was not called."
 
 
-def recommend(result: Result, attempt: str, *, iterations: int = 1, output: str = "") -> str:
-    """What to do next; ``output``: where an agent failure's full output is kept."""
+def recommend(
+    result: Result, attempt: str, *, iterations: int = 1, output: str = "", edited: bool = True
+) -> str:
+    """What to do next; ``output``: where the last agent call's full output is kept;
+    ``edited``: that call changed a file."""
     if result is Result.SUCCESS and iterations == 0:
         return ALREADY_GREEN
     text = RECOMMENDATIONS[result]
     if output and result is Result.AGENT_FAILURE:
         text = f"The agent command itself failed: its full output is in {output}"
+    elif output and result is Result.STALLED and not edited:
+        text = (
+            "The agent exited without changing a file: check that it edits the working tree"
+            f" (a preset needs its edit permissions), and read what it said in {output}"
+        )
     if attempt:
         text += f" The attempt is kept: git log {attempt}"
     return text

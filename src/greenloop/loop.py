@@ -451,6 +451,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             attempt,
             iterations=len(run.history) - 1,
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
+            edited=bool(run.history[-1].files_changed or run.history[-1].agent_commits),
         )
         + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",

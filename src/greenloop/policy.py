@@ -101,6 +101,9 @@ class Decision:
     """Framing for the agent's next prompt (the repeat or reverted note)."""
 
 
+NO_EDIT = "the agent changed no file, so the same failures remain"
+
+
 def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0.0) -> Decision:
     """Decide what happens after the newest observation in ``history``."""
     obs = history[-1]
@@ -196,6 +199,8 @@ def _stalled(history: Sequence[Observation], obs: Observation, limits: Limits) -
     previous = _comparable_previous(history)
     if previous is None or not obs.signatures or obs.signatures != previous.signatures:
         return None
+    if not obs.files_changed:  # nothing was edited: no new hypothesis to give a try
+        return _stop(Result.STALLED, NO_EDIT)
     before = _before(history, previous)
     # case 4: the same error after an edit of other files than the attempt before is exploration
     explored = previous.iteration >= 1 and set(obs.files_changed) != set(previous.files_changed)

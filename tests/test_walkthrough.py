@@ -56,3 +56,44 @@ def test_run_with_an_agent_that_edits_nothing_says_so_and_where_its_output_is(
     assert "STALLED — the agent changed no file" in done.stdout
     assert "exited without changing a file" in done.stdout
     assert "iter-1/agent.txt" in done.stdout
+
+
+def test_run_stopped_by_a_regression_reports_the_checkpoints_failures_and_names_the_kept_edit(
+    make_repo: Callable[..., Path],
+) -> None:
+    """After the rollback the summary listed the reverted edit's failures as "still failing", the
+    agent-facing note read "Your last edit was reverted: ." and "next" said "inspect the attempt
+    ref" without naming one."""
+    calc = CALC_BUGGY + "\n\ndef half(x: int) -> int:\n    return x // 2\n"
+    tests = CALC_TEST + "\n\ndef test_half() -> None:\n    from calc import half\n\n"
+    tests += "    assert half(4) == 2\n"
+    root = make_repo({"calc.py": calc, "test_calc.py": tests})
+    worse = "sed -i 's|x // 2|x // 3|' calc.py"
+    done = greenloop(root, "run", "--agent", worse, "-y", "--", PY, "-m", "pytest", "-q")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "REGRESSION" in done.stdout
+    assert "still failing: test_calc.py::test_double" in done.stdout
+    assert "test_half" not in done.stdout.split("Last digest:")[0].split("REGRESSION")[1]
+    assert "Your last edit was reverted: it made failures rise from 1 to 2." in done.stdout
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    kept = next(r for r in git_refs(root) if r.endswith("-iter-1"))
+    assert f"git log {kept}" in next_line
+    assert "x // 3" in git_show(root, f"{kept}:calc.py")
+
+
+def git_refs(root: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname)", "refs/greenloop"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.split()
+
+
+def git_show(root: Path, spec: str) -> str:
+    out = subprocess.run(
+        ["git", "show", spec], cwd=root, check=True, capture_output=True, text=True
+    )
+    return out.stdout

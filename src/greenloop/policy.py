@@ -183,15 +183,19 @@ def _regression(
     if previous is None or not _countable(obs) or obs.failing <= previous.failing:
         return None
     reason = f"failures rose from {previous.failing} to {obs.failing}"
+    note = f"it made failures rise from {previous.failing} to {obs.failing}"
     if limits.on_regression == "continue":
         return Decision(
             action=Action.CONTINUE,
             reason=reason + "; the edit was rolled back",
             rollback=True,
-            note=f"it made failures rise from {previous.failing} to {obs.failing}",
+            note=note,
         )
     return _stop(
-        Result.REGRESSION, reason + "; rolled back to the previous checkpoint", rollback=True
+        Result.REGRESSION,
+        reason + "; rolled back to the previous checkpoint",
+        rollback=True,
+        note=note,
     )
 
 

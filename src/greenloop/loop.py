@@ -3,6 +3,7 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -604,7 +605,16 @@ def _env_in_touched(run: RunState, check: CheckResult) -> bool:
         return False
     touched = {f for row in run.history for f in row.files_changed}
     text = failing.result.merged
-    return any(path in text for path in touched)
+    return any(_names(text, path) for path in touched)
+
+
+def _names(text: str, path: str) -> bool:
+    """``path`` (the repository's) appears in ``text``, not as the tail of an installed copy's
+    (``site-packages/pkg/mod.py`` is the stale copy, not the edited ``pkg/mod.py``)."""
+    if path not in text:
+        return False
+    installed = r"(?<!site-packages/)(?<!dist-packages/)(?<!node_modules/)"
+    return re.search(installed + re.escape(path), text) is not None
 
 
 def _moved(run: RunState) -> bool:

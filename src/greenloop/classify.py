@@ -396,16 +396,21 @@ def stale_install(parsed: ParseResult, root: str) -> Classification | None:
         return None
     name, path, changed = found
     copy = _under(path, root)
-    python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        where = f"a copy installed without -e ({copy})"
+        python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+        install = f"`{python} -m pip install -e .`"
+    else:  # an editable install of another clone or worktree of the project
+        where, install = f"another checkout ({copy})", "`pip install -e .` from here"
     return Classification(
         verdict=Verdict.ENV_FAILURE,
         reasons=(
-            f"the tests imported {name} from a copy installed without -e ({copy}), not from this "
-            f"repository, and {changed} differs from it: the run did not test this tree",
+            f"the tests imported {name} from {where}, not from this repository, and {changed} "
+            "differs from it: the run did not test this tree",
         ),
         evidence=f"{name} imported from {copy}",
-        advice=f"Install the project in editable mode where the tests run (`{python} -m pip "
-        "install -e .`), then re-run.",
+        advice=f"Install this checkout in editable mode where the tests run ({install}), then "
+        "re-run.",
     )
 
 

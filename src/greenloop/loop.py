@@ -3,6 +3,7 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -74,7 +75,7 @@ def run_loop(
             decision = Decision(
                 action=Action.STOP,
                 result=Result.INTERRUPTED,
-                reason="interrupted (Ctrl-C, SIGTERM or SIGHUP)",
+                reason=f"interrupted during {run.where} (Ctrl-C, SIGTERM or SIGHUP)",
             )
         except Exception as exc:  # still revert, keep the attempt and report; then crash (70)
             _stop_on_error(run, exc)
@@ -139,8 +140,13 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
     )
 
 
+def _enter(run: RunState, where: str) -> None:
+    run.where = where
+    run.phase(where)
+
+
 def verify_baseline(run: RunState) -> Decision:
-    run.phase("baseline")
+    _enter(run, "baseline")
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
     _record_iteration(run, baseline_row(check, digest), check, digest)
@@ -161,7 +167,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
     by_products = verifier_by_products(run)
     run.by_products.update(by_products)
     note_outside_edits(run, n)
-    run.phase(f"iter {n}/{run.config.max_iters} · agent")
+    _enter(run, f"iter {n}/{run.config.max_iters} · agent")
     run.agent_turn = True
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
@@ -189,7 +195,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
             result=Result.AGENT_FAILURE,
             reason=outcome.error or "the agent failed",
         )
-    run.phase(f"iter {n}/{run.config.max_iters} · verify")
+    _enter(run, f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)
     row = _iteration_row(run, n, check, digest, outcome, commit, decision)
     _record_iteration(run, row, check, digest)
@@ -599,7 +605,16 @@ def _env_in_touched(run: RunState, check: CheckResult) -> bool:
         return False
     touched = {f for row in run.history for f in row.files_changed}
     text = failing.result.merged
-    return any(path in text for path in touched)
+    return any(_names(text, path) for path in touched)
+
+
+def _names(text: str, path: str) -> bool:
+    """``path`` (the repository's) appears in ``text``, not as the tail of an installed copy's
+    (``site-packages/pkg/mod.py`` is the stale copy, not the edited ``pkg/mod.py``)."""
+    if path not in text:
+        return False
+    installed = r"(?<!site-packages/)(?<!dist-packages/)(?<!node_modules/)"
+    return re.search(installed + re.escape(path), text) is not None
 
 
 def _moved(run: RunState) -> bool:

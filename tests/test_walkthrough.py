@@ -3,7 +3,9 @@ repositories, each pinned by a real greenloop process on a real git repo."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -132,3 +134,27 @@ def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_
     assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial
     kept = next(r for r in git_refs(root) if r in output)
     assert "x * 2" in git_show(root, f"{kept}:calc.py")
+
+
+def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_works(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The batch summary said "stalled: the same failure twice" and stopped: no word of where the
+    task's digest and kept attempt are (its run record, in its workspace)."""
+    make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST}, name="calc")
+    task = {
+        "id": "calc",
+        "repo": "calc",
+        "agent": "echo no idea",
+        "verifier": f"{PY} -B -m pytest -q",
+    }
+    (tmp_path / "TASKS.jsonl").write_text(json.dumps(task) + "\n")
+    out = tmp_path / "out"
+    done = greenloop(tmp_path, "batch", "TASKS.jsonl", "--out", str(out), "--workers", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    nxt = next(line for line in done.stdout.splitlines() if line.startswith("  next:"))
+    command = shlex.split(nxt.split(": ", 2)[2])
+    assert command[:3] == ["greenloop", "-C", str(out / "work" / "calc")]
+    shown = greenloop(tmp_path, *command[1:])
+    assert "STALLED" in shown.stdout, shown.stdout + shown.stderr
+    assert "test_calc.py::test_double" in shown.stdout

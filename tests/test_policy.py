@@ -93,3 +93,11 @@ def test_second_timeout_in_a_row_stops() -> None:
     assert decide([t0], Limits()).action is Action.CONTINUE
     t1 = Observation(iteration=1, verdict=Verdict.TIMEOUT)
     assert decide([t0, t1], Limits()).result is Result.TIMEOUT
+
+
+def test_policy_stops_with_no_edit_named_when_the_agent_changed_nothing_after_an_edit() -> None:
+    """Doing nothing is no new hypothesis: the "edit touched other files" extra try is not given."""
+    history = [obs(0, 4), obs(1, 3, B, files_changed=("x.py",)), obs(2, 3, B)]
+    d = decide(history, Limits())
+    assert d.result is Result.STALLED
+    assert "changed no file" in d.reason

@@ -3,8 +3,10 @@ verifier or an agent that misbehaves. Real git repos in tmp dirs, real ``greenlo
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -212,3 +214,70 @@ def test_the_reports_bring_back_command_works_whatever_the_users_diff_configurat
     )
     assert back.returncode == 0, back.stderr
     assert (root / "calc.py").read_text().endswith("# tried\n")
+
+
+# `pip install .` (no -e) copies the package into site-packages; the copy here stands for it,
+# and a stage whose PYTHONPATH puts that site-packages first imports it as pip's would be
+SITE = f"venv/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
+STALE_TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def installed_copy_project(make_repo: Callable[..., Path], calc: str, *, src: bool) -> Path:
+    """A repository whose tests import the project's package from a non-editable copy of it."""
+    package = "src/calc/__init__.py" if src else "calc.py"
+    run = f"PYTHONPATH={SITE} {sys.executable} -P -m pytest -q -p no:cacheprovider tests"
+    config = (
+        f'[tool.greenloop]\nmax_iters = 3\n[[tool.greenloop.stage]]\nname = "test"\nrun = "{run}"\n'
+    )
+    root = make_repo(
+        {
+            package: calc,
+            "tests/test_calc.py": STALE_TESTS,
+            "pyproject.toml": config,
+            ".gitignore": "venv/\n",
+        }
+    )
+    copy = root / SITE / ("calc/__init__.py" if src else "calc.py")
+    copy.parent.mkdir(parents=True)
+    copy.write_text(calc)
+    return root
+
+
+def test_check_names_the_repository_file_of_a_failure_inside_the_projects_installed_copy(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = installed_copy_project(make_repo, "def add(a, b):\n    return a + b.real()\n", src=True)
+    out = greenloop(root, "check")
+    assert out.returncode == 1, out.stdout + out.stderr  # the copy is the tree: a real failure
+    assert "at src/calc/__init__.py:2 in add" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize(
+    ("installed", "tree"),
+    [
+        (CALC_BUG, "def add(a, b):\n    return a + b\n"),
+        ("def add(a, b):\n    return a + b\n", CALC_BUG),
+    ],
+    ids=["fixed-tree-red-copy", "broken-tree-green-copy"],
+)
+def test_check_is_an_environment_failure_when_the_tests_import_a_stale_copy_installed_without_e(
+    make_repo: Callable[..., Path], installed: str, tree: str
+) -> None:
+    root = installed_copy_project(make_repo, installed, src=True)
+    (root / "src/calc/__init__.py").write_text(tree)
+    out = greenloop(root, "check")
+    assert out.returncode == 3, out.stdout + out.stderr  # neither red nor green is this tree's
+    assert "src/calc/__init__.py differs from it" in out.stdout
+    assert "`venv/bin/python -m pip install -e .`" in out.stdout
+
+
+def test_run_stops_as_an_environment_failure_when_the_agents_fix_cannot_reach_the_installed_copy(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = installed_copy_project(make_repo, CALC_BUG, src=False)
+    out = greenloop(root, "run", "--agent", "sed -i 's/a - b/a + b/' calc.py", "--yes")
+    assert out.returncode == 3, out.stdout + out.stderr  # not "stalled", not sent back
+    report = json.loads(greenloop(root, "report", "--format", "json").stdout)
+    assert report["result"] == "env_failure"
+    assert report["iterations"] == 1
+    assert "pip install -e ." in out.stdout + out.stderr

@@ -133,7 +133,7 @@ def classify(
         return Classification(
             verdict=Verdict.KILLED, reasons=(f"terminated inside the run: {names}",)
         )
-    env = environment_problem(run, parsed, repo_modules, root)
+    env = stale_install(parsed, root) or environment_problem(run, parsed, repo_modules, root)
     if env is not None:
         return env
     if run.exit_code == 0:
@@ -420,6 +420,38 @@ def own_package_not_installed(run: ProcessResult, root: str) -> Classification |
                 advice="Install the project there (`pip install -e .`), then re-run.",
             )
     return None
+
+
+def stale_install(parsed: ParseResult, root: str) -> Classification | None:
+    """The tests imported the project's own package from a copy installed without ``-e`` that
+    differs from the tree: whatever the exit code, the run says nothing about this tree, and no
+    edit reaches it (the agent would "fix" src/ and see the same failure)."""
+    if not (parsed.site_copies and root):
+        return None
+    from greenloop.parsers import installed
+
+    found = installed.stale_copy(parsed, root)
+    if found is None:
+        return None
+    name, path, changed = found
+    copy = _under(path, root)
+    python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            f"the tests imported {name} from a copy installed without -e ({copy}), not from this "
+            f"repository, and {changed} differs from it: the run did not test this tree",
+        ),
+        evidence=f"{name} imported from {copy}",
+        advice=f"Install the project in editable mode where the tests run (`{python} -m pip "
+        "install -e .`), then re-run.",
+    )
+
+
+def _under(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when inside it, else as it is."""
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel
 
 
 def unsupported_python(run: ProcessResult, parsed: ParseResult, root: str) -> Classification | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from greenloop import trust
 from greenloop.agents.base import Usage
-from greenloop.classify import Verdict
+from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
 from greenloop.verify import CheckResult
@@ -88,13 +88,21 @@ RECOMMENDATIONS = {
 ALREADY_GREEN = "Nothing to fix: the verifier was already green and the agent was not called."
 
 
-def recommend(result: Result, attempt: str, *, iterations: int = 1, output: str = "") -> str:
-    """What to do next; ``output``: where an agent failure's full output is kept."""
+def recommend(
+    result: Result, attempt: str, *, iterations: int = 1, output: str = "", edited: bool = True
+) -> str:
+    """What to do next; ``output``: where the last agent call's full output is kept;
+    ``edited``: that call changed a file."""
     if result is Result.SUCCESS and iterations == 0:
         return ALREADY_GREEN
     text = RECOMMENDATIONS[result]
     if output and result is Result.AGENT_FAILURE:
         text = f"The agent command itself failed: its full output is in {output}"
+    elif output and result is Result.STALLED and not edited:
+        text = (
+            "The agent exited without changing a file: check that it edits the working tree"
+            f" (a preset needs its edit permissions), and read what it said in {output}"
+        )
     if attempt:
         text += f" The attempt is kept: git log {attempt}"
     return text
@@ -132,11 +140,12 @@ def failing_count(check: CheckResult) -> int:
 
 
 def collected_of(check: CheckResult) -> int | None:
+    """The tests the first test stage ran; a lint or type stage's summary counts no tests."""
     for r in check.runs:
         c = r.parsed.counts
         if c.collected is not None:
             return c.collected
-        if c.summary_seen:
+        if c.summary_seen and runs_tests(r.parsed):
             return c.ran + c.skipped
     return None
 

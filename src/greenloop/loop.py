@@ -3,6 +3,7 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -326,7 +327,8 @@ def verify_and_decide(
         run.progress(f"iter {iteration} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
         decision = _decide(run, obs)
-    run.prev_digest, run.last_check, run.last_digest = run.last_digest, check, digest
+    run.prev_check, run.prev_digest = run.last_check, run.last_digest
+    run.last_check, run.last_digest = check, digest
     return check, digest, decision
 
 
@@ -391,6 +393,7 @@ def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
     )
     run.observations[-1] = replace(run.observations[-1], rolled_back=True)
     run.history[-1] = replace(run.history[-1], rolled_back=True)
+    run.last_check = run.prev_check  # what still fails is the checkpoint's, not the reverted edit's
     if run.prev_digest is not None:  # the agent now sees the state it is back at, and why
         note = f"Your last edit was reverted: {decision.note}. The tree is back at the previous checkpoint.\n\n"
         run.last_digest = replace(run.prev_digest, text=note + run.prev_digest.text)
@@ -408,6 +411,8 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
         squash.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
         attempt = rollback.finish_revert(run.state, run.run_id, _by_products(run))
+    elif run.history[-1].rolled_back:  # the one edit left is already under its iteration's ref
+        attempt = checkpoints.attempt_ref(run.run_id, f"iter-{run.history[-1].iteration}")
     inside = git.dirty_submodules(run.state.root)
     if inside:
         run.warnings.append(
@@ -451,6 +456,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             attempt,
             iterations=len(run.history) - 1,
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
+            edited=bool(run.history[-1].files_changed or run.history[-1].agent_commits),
         )
         + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",
@@ -594,7 +600,16 @@ def _env_in_touched(run: RunState, check: CheckResult) -> bool:
         return False
     touched = {f for row in run.history for f in row.files_changed}
     text = failing.result.merged
-    return any(path in text for path in touched)
+    return any(_names(text, path) for path in touched)
+
+
+def _names(text: str, path: str) -> bool:
+    """``path`` (the repository's) appears in ``text``, not as the tail of an installed copy's
+    (``site-packages/pkg/mod.py`` is the stale copy, not the edited ``pkg/mod.py``)."""
+    if path not in text:
+        return False
+    installed = r"(?<!site-packages/)(?<!dist-packages/)(?<!node_modules/)"
+    return re.search(installed + re.escape(path), text) is not None
 
 
 def _moved(run: RunState) -> bool:

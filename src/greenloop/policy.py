@@ -101,6 +101,9 @@ class Decision:
     """Framing for the agent's next prompt (the repeat or reverted note)."""
 
 
+NO_EDIT = "the agent changed no file, so the same failures remain"
+
+
 def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0.0) -> Decision:
     """Decide what happens after the newest observation in ``history``."""
     obs = history[-1]
@@ -180,15 +183,19 @@ def _regression(
     if previous is None or not _countable(obs) or obs.failing <= previous.failing:
         return None
     reason = f"failures rose from {previous.failing} to {obs.failing}"
+    note = f"it made failures rise from {previous.failing} to {obs.failing}"
     if limits.on_regression == "continue":
         return Decision(
             action=Action.CONTINUE,
             reason=reason + "; the edit was rolled back",
             rollback=True,
-            note=f"it made failures rise from {previous.failing} to {obs.failing}",
+            note=note,
         )
     return _stop(
-        Result.REGRESSION, reason + "; rolled back to the previous checkpoint", rollback=True
+        Result.REGRESSION,
+        reason + "; rolled back to the previous checkpoint",
+        rollback=True,
+        note=note,
     )
 
 
@@ -196,6 +203,8 @@ def _stalled(history: Sequence[Observation], obs: Observation, limits: Limits) -
     previous = _comparable_previous(history)
     if previous is None or not obs.signatures or obs.signatures != previous.signatures:
         return None
+    if not obs.files_changed:  # nothing was edited: no new hypothesis to give a try
+        return _stop(Result.STALLED, NO_EDIT)
     before = _before(history, previous)
     # case 4: the same error after an edit of other files than the attempt before is exploration
     explored = previous.iteration >= 1 and set(obs.files_changed) != set(previous.files_changed)

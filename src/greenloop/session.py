@@ -35,6 +35,8 @@ class RunState:
     observations: list[Observation] = field(default_factory=list)
     history: list[Iteration] = field(default_factory=list)
     last_check: CheckResult | None = None
+    prev_check: CheckResult | None = None
+    """The check before ``last_check``: the tree's state again once an edit is rolled back."""
     last_digest: Digest | None = None
     prev_digest: Digest | None = None
     baseline_collected: int | None = None

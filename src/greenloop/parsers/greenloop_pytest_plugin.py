@@ -248,5 +248,22 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
                 "exitstatus": int(exitstatus),
                 "testscollected": getattr(session, "testscollected", None),
                 "testsfailed": getattr(session, "testsfailed", None),
+                "site_copies": _site_copies(str(session.config.invocation_params.dir)),
             }
         )
+
+
+def _site_copies(base: str) -> dict[str, str]:
+    """The repository's own top-level modules (a folder or file of that name at ``base`` or
+    ``base/src``) that this run imported from an installed copy instead: name -> its file."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None) or ""
+        if "." in name or not ("site-packages" in path or "dist-packages" in path):
+            continue
+        for home in (base, os.path.join(base, "src")):
+            if os.path.isdir(os.path.join(home, name)) or os.path.isfile(
+                os.path.join(home, name + ".py")
+            ):
+                found[name] = path
+    return found

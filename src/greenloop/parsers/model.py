@@ -101,6 +101,8 @@ class ParseResult:
     notes: tuple[str, ...] = ()
     python: str = ""
     """The Python version the tests ran under (greenloop's pytest plugin says), when known."""
+    site_copies: tuple[tuple[str, str], ...] = ()
+    """The repository's own modules the run imported from an installed copy: (name, file)."""
 
     @property
     def errors(self) -> tuple[Failure, ...]:

@@ -36,6 +36,7 @@ class PluginRun:
     killed: tuple[str, ...] = ()
     finished: bool = False
     python: str = ""
+    site_copies: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -47,6 +48,7 @@ class _Records:
     finished: bool = False
     sessions: int = 0
     python: str = ""
+    site_copies: dict[str, str] = field(default_factory=dict)
 
 
 def read(artifacts: tuple[tuple[str, str], ...], root: str) -> PluginRun | None:
@@ -63,6 +65,7 @@ def read(artifacts: tuple[tuple[str, str], ...], root: str) -> PluginRun | None:
         killed=_killed(records),
         finished=records.finished,
         python=records.python,
+        site_copies=tuple(sorted(records.site_copies.items())),
     )
 
 
@@ -88,8 +91,15 @@ def _load(text: str, records: _Records) -> None:
             records.started[str(record.get("nodeid"))] = None
         elif event == "report":
             _add_report(record, records)
-        elif event == "finish" and main:
-            records.finished = True
+        elif event == "finish":
+            records.finished = records.finished or main
+            _add_site_copies(record.get("site_copies"), records)
+
+
+def _add_site_copies(found: object, records: _Records) -> None:
+    """Every process's (xdist workers' too): a worker may import what the main process did not."""
+    if isinstance(found, dict):
+        records.site_copies.update((str(k), str(v)) for k, v in found.items())
 
 
 def _add_report(record: dict[str, Any], records: _Records) -> None:
@@ -246,4 +256,5 @@ def combine(plugin: PluginRun, text: ParseResult) -> ParseResult:
         killed=tuple(dict.fromkeys(text.killed + plugin.killed)),
         notes=text.notes,
         python=plugin.python,
+        site_copies=plugin.site_copies,
     )

@@ -362,7 +362,8 @@ def test_tape_names_the_failing_test_its_assertion_and_the_diff_when_npm_test_li
     # warning as the first error, "the summary reports no failures"
     _, inp = _load(REAL / "tape" / "minimist-1" / "case.json")
     result = parse_output(inp)
-    assert (result.counts.passed, result.counts.failed, result.counts.summary_seen) == (168, 3, True)
+    counts = result.counts
+    assert (counts.passed, counts.failed, counts.summary_seen) == (168, 3, True)
     first = result.errors[0]
     assert (first.id, first.message) == (
         "flag boolean true includes consuming true/false",

@@ -3,8 +3,13 @@ repositories, each pinned by a real greenloop process on a real git repo."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,8 +97,64 @@ def git_refs(root: Path) -> list[str]:
     return out.stdout.split()
 
 
-def git_show(root: Path, spec: str) -> str:
+def git_show(root: Path, *spec: str) -> str:
     out = subprocess.run(
-        ["git", "show", spec], cwd=root, check=True, capture_output=True, text=True
+        ["git", "show", *spec], cwd=root, check=True, capture_output=True, text=True
     )
     return out.stdout
+
+
+def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_edit(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Stopped while the verifier checked iteration 1, the summary said "0/5 iterations" and
+    "interrupted" with no word of the agent's committed edit or of what was running."""
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST})
+    started = tmp_path / "verifying"
+    verify = f"if [ -f fixed.txt ]; then touch {started}; sleep 120; fi; {PY} -m pytest -q"
+    agent = "sed -i 's/x \\* 3/x * 2/' calc.py; echo yes > fixed.txt"
+    initial = git_show(root, "--format=%H", "-s", "HEAD").strip()
+    proc = subprocess.Popen(
+        [PY, "-m", "greenloop", "run", "--agent", agent, "-y", "--", verify],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not started.exists():
+        assert time.monotonic() < deadline, "the verifier never started"
+        assert proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGHUP)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    assert "INTERRUPTED — interrupted during iter 1/5 · verify" in output
+    assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial
+    kept = next(r for r in git_refs(root) if r in output)
+    assert "x * 2" in git_show(root, f"{kept}:calc.py")
+
+
+def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_works(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The batch summary said "stalled: the same failure twice" and stopped: no word of where the
+    task's digest and kept attempt are (its run record, in its workspace)."""
+    make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST}, name="calc")
+    task = {
+        "id": "calc",
+        "repo": "calc",
+        "agent": "echo no idea",
+        "verifier": f"{PY} -B -m pytest -q",
+    }
+    (tmp_path / "TASKS.jsonl").write_text(json.dumps(task) + "\n")
+    out = tmp_path / "out"
+    done = greenloop(tmp_path, "batch", "TASKS.jsonl", "--out", str(out), "--workers", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    nxt = next(line for line in done.stdout.splitlines() if line.startswith("  next:"))
+    command = shlex.split(nxt.split(": ", 2)[2])
+    assert command[:3] == ["greenloop", "-C", str(out / "work" / "calc")]
+    shown = greenloop(tmp_path, *command[1:])
+    assert "STALLED" in shown.stdout, shown.stdout + shown.stderr
+    assert "test_calc.py::test_double" in shown.stdout

@@ -75,7 +75,7 @@ def run_loop(
             decision = Decision(
                 action=Action.STOP,
                 result=Result.INTERRUPTED,
-                reason="interrupted (Ctrl-C, SIGTERM or SIGHUP)",
+                reason=f"interrupted during {run.where} (Ctrl-C, SIGTERM or SIGHUP)",
             )
         except Exception as exc:  # still revert, keep the attempt and report; then crash (70)
             _stop_on_error(run, exc)
@@ -140,8 +140,13 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
     )
 
 
+def _enter(run: RunState, where: str) -> None:
+    run.where = where
+    run.phase(where)
+
+
 def verify_baseline(run: RunState) -> Decision:
-    run.phase("baseline")
+    _enter(run, "baseline")
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
     _record_iteration(run, baseline_row(check, digest), check, digest)
@@ -162,7 +167,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
     by_products = verifier_by_products(run)
     run.by_products.update(by_products)
     note_outside_edits(run, n)
-    run.phase(f"iter {n}/{run.config.max_iters} · agent")
+    _enter(run, f"iter {n}/{run.config.max_iters} · agent")
     run.agent_turn = True
     outcome = call_agent(run, n, prompt, timeout_s=min(run.config.agent_timeout, budget))
     commit = commit_iteration(run, n, outcome, exclude=by_products)
@@ -190,7 +195,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
             result=Result.AGENT_FAILURE,
             reason=outcome.error or "the agent failed",
         )
-    run.phase(f"iter {n}/{run.config.max_iters} · verify")
+    _enter(run, f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)
     row = _iteration_row(run, n, check, digest, outcome, commit, decision)
     _record_iteration(run, row, check, digest)

@@ -55,3 +55,5 @@ class RunState:
     last_subset: bool = False
     phase: Progress = field(default=lambda label: None)
     """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""
+    where: str = "baseline"
+    """The step in progress (``iter 2/5 · verify``): what an interrupt stopped."""

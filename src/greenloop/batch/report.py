@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def render_batch(summary: Mapping[str, Any], fmt: str, out: Path | None = None) 
         return render_markdown(summary)
     if fmt == "html":
         return render_html(summary, out)
-    return render_text(summary)
+    return render_text(summary, out)
 
 
 def _headline(s: Mapping[str, Any]) -> str:
@@ -66,7 +67,7 @@ def _spent(s: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_text(s: Mapping[str, Any]) -> str:
+def render_text(s: Mapping[str, Any], out: Path | None = None) -> str:
     lines = [f"greenloop batch: {_headline(s)}", f"  {_medians(s)}"]
     lines += [f"  {line}" for line in _spent(s)]
     lines.append("  by result:")
@@ -77,7 +78,29 @@ def render_text(s: Mapping[str, Any]) -> str:
         f"{float(t.get('wall_s') or 0):6.1f} s  {t.get('reason', '')}"
         for t in s.get("tasks", [])
     ]
+    lines += _next_steps(s, out)
     return "\n".join(lines) + "\n"
+
+
+def _next_steps(s: Mapping[str, Any], out: Path | None) -> list[str]:
+    """Where to read why a task stopped: its own run report, in its workspace."""
+    unsolved = [
+        t
+        for t in s.get("tasks", [])
+        if t.get("result") != "success" and Path(str(t.get("workspace") or "")).is_dir()
+    ]
+    if not unsolved:
+        return []
+    lines = [
+        "  next: why a task stopped (its digest, its kept attempt): "
+        f"greenloop -C {shlex.quote(str(unsolved[0]['workspace']))} report"
+    ]
+    if out is not None:
+        lines.append(
+            f"        every task as one page: greenloop report --batch {shlex.quote(str(out))} "
+            "--format html -o batch.html"
+        )
+    return lines
 
 
 def render_markdown(s: Mapping[str, Any]) -> str:

@@ -277,3 +277,43 @@ def test_digest_counts_the_files_of_hidden_js_failures_by_their_frames_not_one_p
     result, root = load("mocha", "eslint-rewrite-1")
     text = build_digest(result, root=Path(root)).text
     assert "+32 more in 1 file, all AssertionError" in text
+
+
+def test_digest_keeps_the_source_of_a_frame_whose_function_name_holds_a_secret_word() -> None:
+    # sqlparse-4: `at sqlparse/lexer.py:174 in tokenize: return Lexer…` read as a pair
+    # `token…: return` and the source line lost its first word to [REDACTED]
+    result, root = load("pytest", "sqlparse-4")
+    text = build_digest(result, root=root).text
+    assert "in tokenize: return Lexer.get_default_instance().get_tokens(sql, encoding)" in text
+    assert "[REDACTED]" not in text
+    # a pair outside a frame is still hidden
+    assert (
+        redact("at lexer.py:174 with token: abc123def456")
+        == "at lexer.py:174 with token: [REDACTED]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        # a SyntaxError seeded in pluggy, which pytest imports before its session begins
+        ("pluggy-4", ("SyntaxError: expected ':'", "at src/pluggy/_result.py:91: def get_result")),
+        # pluggy's hookspec decorator returning None: pytest's own hookspec module dies on it
+        (
+            "pluggy-1",
+            (
+                "AttributeError: 'NoneType' object has no attribute 'pytest_spec'",
+                "from src/pluggy/_hooks.py:160 in __call__: return setattr_hookspec_opts(function)",
+            ),
+        ),
+    ],
+)
+def test_digest_of_pytest_that_could_not_start_names_the_projects_line_in_pluggys_own_repo(
+    case: str, said: tuple[str, ...]
+) -> None:
+    result, root = load("pytest", case)
+    text = build_digest(result, root=root).text
+    assert result.verdict.value == "failed"
+    for line in (*said, "pytest could not start: no test ran"):
+        assert line in text, text
+    assert "could not be parsed" not in text

@@ -589,3 +589,70 @@ def test_a_lint_rule_crashing_inside_node_modules_is_an_environment_failure_not_
     data = _load("xo/longest-streak-0")
     _, _, crash = _crash_where_the_facts_say(data)
     assert 'Rule: "unicorn/expiring-todo-comments"' in crash.detail
+
+
+# pytest without the plugins this venv has installed (hypothesis, anyio, ...): a faster start
+BARE_PYTEST = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def test_a_test_reading_a_git_submodule_nobody_checked_out_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    # tomlkit cloned without --recurse-submodules: tests/test_toml_tests.py opens a file of
+    # tests/toml-test, an empty directory; pytest exits 2 on a FileNotFoundError in collection
+    (tmp_path / ".gitmodules").write_text(
+        '[submodule "tests/toml-test"]\n\tpath = tests/toml-test\n'
+        "\turl = https://github.com/BurntSushi/toml-test.git\n"
+    )
+    (tmp_path / "tests" / "toml-test").mkdir(parents=True)
+    (tmp_path / "tests" / "test_cases.py").write_text(
+        "from pathlib import Path\n\n"
+        "LIST = Path(__file__).parent / 'toml-test' / 'tests' / 'files-toml-1.1.0'\n"
+        "CASES = LIST.read_text().split()\n\n\n"
+        "def test_cases():\n    assert CASES\n"
+    )
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    run, parsed = _live(argv, tmp_path, BARE_PYTEST)
+    assert run.exit_code == 2, run.merged
+    judged = classify(run, parsed, command="pytest", root=str(tmp_path))
+    assert judged.verdict is Verdict.ENV_FAILURE, judged
+    assert "tests/toml-test" in judged.reasons[0]
+    assert "git submodule update --init" in judged.advice
+    # checked out, but the file is not there: the code's (or the test's) failure
+    (tmp_path / "tests" / "toml-test" / "README.md").write_text("toml-test\n")
+    run, parsed = _live(argv, tmp_path, BARE_PYTEST)
+    judged = classify(run, parsed, command="pytest", root=str(tmp_path))
+    assert judged.verdict is Verdict.FAILED, judged
+
+
+@pytest.mark.parametrize(
+    ("conftest", "verdict"),
+    [
+        # docopt's 2014 conftest on pytest 9: pluggy refuses `path`, which pytest 9 removed
+        ("def pytest_collect_file(path, parent):\n    return None\n", Verdict.ENV_FAILURE),
+        # an argument no pytest ever passed: the code's mistake (an agent's typo)
+        ("def pytest_collect_file(file_paht, parent):\n    return None\n", Verdict.FAILED),
+        # docopt's collector on pytest >= 6: Node(path, parent) instead of Node.from_parent
+        (
+            "import pytest\n\n\nclass F(pytest.File):\n    def collect(self):\n        return []\n"
+            "\n\ndef pytest_collect_file(file_path, parent):\n    if file_path.suffix == '.docopt':\n"
+            "        return F(file_path, parent)\n",
+            Verdict.ENV_FAILURE,
+        ),
+    ],
+    ids=["path-removed-in-pytest-9", "argument-pytest-never-had", "node-built-without-from-parent"],
+)
+def test_a_conftest_written_for_an_older_pytest_is_an_environment_failure(
+    tmp_path: Path, conftest: str, verdict: Verdict
+) -> None:
+    (tmp_path / "conftest.py").write_text(conftest)
+    (tmp_path / "testcases.docopt").write_text("r'''Usage: prog'''\n")
+    (tmp_path / "test_a.py").write_text("def test_a():\n    assert True\n")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    run, parsed = _live(argv, tmp_path, BARE_PYTEST)
+    assert run.exit_code in (1, 2), run.merged
+    judged = classify(run, parsed, command="pytest", root=str(tmp_path))
+    assert judged.verdict is verdict, (judged, run.merged[-600:])
+    if verdict is Verdict.ENV_FAILURE:
+        assert "older pytest" in judged.reasons[0]
+        assert ("path, parent" in judged.evidence) or ("from_parent" in judged.evidence)

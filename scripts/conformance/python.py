@@ -81,8 +81,10 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
     )
     if done.timed_out or done.exit_code < 0 or suite is None:
-        return _conftest_error(project, runner, done, mutation, how) or Facts(
-            verdict=_no_report_verdict(done), ground_truth=how
+        return (
+            _conftest_error(project, runner, done, mutation, how)
+            or _startup_crash(project, runner, done, mutation, how)
+            or Facts(verdict=_no_report_verdict(done), ground_truth=how)
         )
     failing = _in_run_order(_failing(suite, cwd, project.root), done.stdout)
     counts = _counts(suite)
@@ -109,6 +111,29 @@ def _conftest_error(
         verdict="failed", error_type=kind, message=short(message or "") or None,
         frame=frame_of(project, runner, mutation),
         ground_truth=f"{how}; no report: pytest's own ImportError while loading conftest",
+    )  # fmt: skip
+
+
+def _startup_crash(
+    project: Project, runner: Runner, done: Run, mutation: Mutation | None, how: str
+) -> Facts | None:
+    """pytest died at start-up, before its session, on the project's own code: pluggy's suite,
+    where pytest imports the pluggy under test. Python's traceback then names the project's file
+    (``File "<checkout>/src/pluggy/_result.py", line 91``) and its last line is the exception: the
+    code's failure. A traceback only through installed files stays the environment's."""
+    text = (done.stdout + done.stderr).strip()
+    start = text.find("Traceback (most recent call last):")
+    if done.exit_code <= 0 or start < 0 or "test session starts" in text[:start]:
+        return None
+    if f'File "{project.root}/' not in text[start:]:
+        return None
+    last = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$", text.splitlines()[-1])
+    if last is None:
+        return None
+    return Facts(
+        verdict="failed", error_type=last.group(1).rsplit(".", 1)[-1], message=short(last.group(2)),
+        frame=frame_of(project, runner, mutation),
+        ground_truth=f"{how}; no report: Python's traceback of pytest's start-up, through the checkout",
     )  # fmt: skip
 
 
@@ -139,7 +164,23 @@ def _counts(suite: ET.Element) -> dict[str, int]:
         int(suite.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")
     )
     failed = failures + errors
-    return {"passed": max(total - failed - skipped, 0), "failed": failed, "skipped": skipped}
+    subtests = _passed_subtests(suite, total) if not errors else 0  # errors: see above
+    passed = total - failed - skipped - subtests
+    return {"passed": max(passed, 0), "failed": failed, "skipped": skipped}
+
+
+def _passed_subtests(suite: ET.Element, total: int) -> int:
+    """pytest 9's subtests (unittest ``subTest``, tenacity): each subtest report adds one to the
+    suite's ``tests`` but has no ``testcase`` of its own; a failed one is one more ``failure`` in
+    its test's element. pytest's summary counts failed subtests as failed and passed ones apart
+    (``12 subtests passed``), so they are not passed tests. A failed subtest is told apart only
+    when its test has several failures (each is then a subtest's): exact for tenacity's cases."""
+    cases = list(suite.iter("testcase"))
+    reports = total - len(cases)
+    if reports <= 0:
+        return 0
+    bad = [len(c.findall("failure")) + len(c.findall("error")) for c in cases]
+    return reports - sum(n for n in bad if n > 1)
 
 
 def _failing(suite: ET.Element, cwd: Path, root: Path) -> list[tuple[str, ET.Element]]:

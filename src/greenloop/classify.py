@@ -107,6 +107,17 @@ _MAKE_NOT_FOUND = (
     r"^g?make(?:\[\d+\])?: (?P<cmd>[^\s:]+): (?:No such file or directory|Command not found)\s*$"
 )
 _NO_MODULE = r"No module named '?([\w.]+)'?"
+# pluggy refusing a hook implementation whose arguments pytest no longer passes (py.path's `path`
+# and `startdir`, removed in pytest 9): a conftest or plugin written for an older pytest
+_GONE_HOOK_ARGS = frozenset({"path", "startdir"})
+_HOOK_REFUSED = (
+    r"^hookimpl definition: (?P<hook>\w+\([^)]*\))\s*\n"
+    r"Argument\(s\) \{(?P<args>[^}]*)\} are declared in the hookimpl but can not be found in the hookspec"
+)
+# pytest >= 6 refuses a collector built as Node(path, parent) instead of Node.from_parent(...)
+_NODE_CONSTRUCTION = (
+    r"^Direct construction of [\w.]+ has been deprecated, please use [\w.]+\.from_parent\.$"
+)
 # pytest: 3 internal error, 4 usage error (bad option, missing path), 5 no tests collected.
 PYTEST_INTERNAL, PYTEST_USAGE, PYTEST_NO_TESTS = 3, 4, 5
 USAGE_MAX_LINES = 40  # a usage error is the whole output (with a runner's preamble at most)
@@ -185,6 +196,7 @@ def _told_by_repository(
         foreign_import(run, root)
         or own_package_not_installed(run, root)
         or unsupported_python(run, parsed, root)
+        or submodule_not_checked_out(run, root)
     )
 
 
@@ -225,6 +237,9 @@ def _told_by_output(
             evidence=usage,
             advice="Fix the stage's command (greenloop.toml, or the command after --), then re-run.",
         )
+    old = toolchain_too_old(run)
+    if old is not None:
+        return old
     text = run.merged
     missing = missing_third_party(text, repo_modules)
     if missing:
@@ -234,7 +249,11 @@ def _told_by_output(
             evidence=f"No module named '{missing}'",
             missing_module=missing,
         )
-    theirs = dependencies_only(run, parsed) or crash_in_dependencies(parsed)
+    theirs = (
+        dependencies_only(run, parsed)
+        or crash_in_dependencies(parsed)
+        or hooks_of_an_older_pytest(text)
+    )
     if theirs is not None:
         return theirs
     for pattern, why in ENV_PATTERNS:
@@ -272,6 +291,36 @@ def dependencies_only(run: ProcessResult, parsed: ParseResult) -> Classification
         ),
         evidence=f"{first.file}:{first.line}: {first.message}",
     )
+
+
+def hooks_of_an_older_pytest(text: str) -> Classification | None:
+    """A conftest.py or plugin written for an older pytest (docopt's 2014 conftest on pytest 9:
+    ``pytest_collect_file(path, parent)``; on pytest 8 its ``DocoptTestFile(path, parent)``): no
+    test ran, and the code under test is not at fault. A hook argument pytest never had (a typo
+    the agent made) stays the code's failure."""
+    found = _gone_hook_argument(text) or re.search(_NODE_CONSTRUCTION, text, re.M)
+    if found is None:
+        return None
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            "a conftest.py or plugin was written for an older pytest than the installed one, "
+            "which no longer supports it",
+        ),
+        evidence=found.group(0).strip().replace("\n", "; "),
+        advice="Install the pytest version the project was written for (its tox.ini or "
+        "requirements), or port that hook to today's pytest; then re-run.",
+    )
+
+
+def _gone_hook_argument(text: str) -> re.Match[str] | None:
+    if "PluginValidationError" not in text:
+        return None
+    refused = re.search(_HOOK_REFUSED, text, re.M)
+    if refused is None:
+        return None
+    declared = {arg.strip(" '\"") for arg in refused["args"].split(",")}
+    return refused if declared & _GONE_HOOK_ARGS else None
 
 
 def _make_could_not_run(text: str) -> re.Match[str] | None:
@@ -323,6 +372,42 @@ def usage_error(run: ProcessResult) -> str:
         if errors:
             return errors[0].strip()
     return ""
+
+
+# go 1.19 after a failed build: "note: module requires Go 1.21"; go >= 1.21 refuses up front:
+# "go: go.mod requires go >= 1.22 (running go 1.21.5; GOTOOLCHAIN=local)"
+_GO_TOO_OLD = re.compile(
+    r"^(?:note: module requires Go (?P<want>[\d.]+)"
+    r"|go: go\.mod requires go >= (?P<min>[\d.]+) \(running go (?P<have>[\d.]+).*)$",
+    re.M,
+)
+# node < 21 takes `node --test 'test/**/*.js'` literally: "Could not find '/abs/test/**/*.js'"
+_NODE_NO_GLOB = re.compile(r"^Could not find '(?P<path>[^'\n]*[*?{][^'\n]*)'$", re.M)
+
+
+def toolchain_too_old(run: ProcessResult) -> Classification | None:
+    """The toolchain is older than the project asks for: no edit of the code fixes it."""
+    text = run.merged
+    go = _GO_TOO_OLD.search(text) if "equires " in text else None
+    if go is not None:
+        want = go["want"] or go["min"]
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(f"the module requires Go {want}, newer than the installed go",),
+            evidence=go.group(0).strip(),
+            advice=f"Install Go {want} or newer (go.mod's `go` line), then re-run.",
+        )
+    glob = _NODE_NO_GLOB.search(text) if "Could not find '" in text else None
+    if glob is not None:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(
+                "`node --test` found no file at a glob pattern: node < 21 does not expand it",
+            ),
+            evidence=glob.group(0),
+            advice="Use Node.js 21 or newer (or name the test files or directory), then re-run.",
+        )
+    return None
 
 
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
@@ -383,6 +468,37 @@ def own_package_not_installed(run: ProcessResult, root: str) -> Classification |
     return None
 
 
+def submodule_not_checked_out(run: ProcessResult, root: str) -> Classification | None:
+    """A file the run could not find inside a git submodule nobody checked out (a clone without
+    ``--recurse-submodules``: tomlkit's tests read ``tests/toml-test``, an empty directory)."""
+    if "No such file or directory" not in run.merged:
+        return None
+    for path in _submodule_paths(root):
+        full = os.path.join(root, path)
+        if os.path.isdir(full) and os.listdir(full):
+            continue
+        inside = re.compile(rf"(?<![\w.-]){re.escape(path)}/")
+        for line in run.merged.splitlines():
+            if "No such file or directory" in line and inside.search(line):
+                return Classification(
+                    verdict=Verdict.ENV_FAILURE,
+                    reasons=(f"the git submodule {path} is not checked out",),
+                    evidence=line.strip(),
+                    advice="Check out the submodules (`git submodule update --init --recursive`), "
+                    "then re-run.",
+                )
+    return None
+
+
+def _submodule_paths(root: str) -> list[str]:
+    try:
+        with open(os.path.join(root, ".gitmodules"), encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [m.group(1).strip("/") for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)]
+
+
 def stale_install(parsed: ParseResult, root: str) -> Classification | None:
     """The tests imported the project's own package from a copy installed without ``-e`` that
     differs from the tree: whatever the exit code, the run says nothing about this tree, and no
@@ -396,16 +512,21 @@ def stale_install(parsed: ParseResult, root: str) -> Classification | None:
         return None
     name, path, changed = found
     copy = _under(path, root)
-    python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        where = f"a copy installed without -e ({copy})"
+        python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+        install = f"`{python} -m pip install -e .`"
+    else:  # an editable install of another clone or worktree of the project
+        where, install = f"another checkout ({copy})", "`pip install -e .` from here"
     return Classification(
         verdict=Verdict.ENV_FAILURE,
         reasons=(
-            f"the tests imported {name} from a copy installed without -e ({copy}), not from this "
-            f"repository, and {changed} differs from it: the run did not test this tree",
+            f"the tests imported {name} from {where}, not from this repository, and {changed} "
+            "differs from it: the run did not test this tree",
         ),
         evidence=f"{name} imported from {copy}",
-        advice=f"Install the project in editable mode where the tests run (`{python} -m pip "
-        "install -e .`), then re-run.",
+        advice=f"Install this checkout in editable mode where the tests run ({install}), then "
+        "re-run.",
     )
 
 

@@ -147,11 +147,18 @@ def _hide_pairs(text: str) -> str:
     word = pair_word.search(text)
     while word is not None:
         tail = pair_tail.match(text, word.end())
-        if tail and _is_secret_value(tail.group(1)):
+        if tail and _is_secret_value(tail.group(1)) and not _in_frame_function(text, word.start()):
             parts += [text[done : tail.start(1)], REDACTED]
             done = tail.end(1)
         word = pair_word.search(text, max(done, word.end()))
     return "".join([*parts, text[done:]])
+
+
+def _in_frame_function(text: str, at: int) -> bool:
+    """The word is inside the function name of a digest frame (``at sqlparse/lexer.py:174 in
+    tokenize: return Lexer…``): what follows the colon is that line's source, not a value."""
+    line = text[text.rfind("\n", 0, at) + 1 : at]
+    return re.search(r":\d+ in [\w.<>]*$", line) is not None
 
 
 def _has_pair_word(text: str) -> bool:

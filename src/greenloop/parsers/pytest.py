@@ -71,6 +71,8 @@ _VERBOSE = re.compile(
     re.MULTILINE,
 )
 _WORKER_CRASH = re.compile(r"worker '(?P<worker>[^']+)' crashed while running '(?P<id>[^'\n]+)'")
+_STARTUP_TRACEBACK = "Traceback (most recent call last):"
+_SESSION_BANNER = "test session starts"
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
 _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
 _PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
@@ -198,6 +200,8 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
             failures.append(_entry_failure(entry))
     crashes, killed = _crashes(text, root)
     failures = _order(failures, entries) + crashes
+    if not failures and not counts.summary_seen:
+        failures = _startup_crash(text, root)
     failures += _usage_errors(text, counts)
     failures += _warnings(sections.get("warnings summary", ""), root)
     notes = () if counts.summary_seen else (_incomplete_note(text),)
@@ -446,6 +450,31 @@ def _crashes(text: str, root: str) -> tuple[list[Failure], tuple[str, ...]]:
             )
         )
     return failures, tuple(dict.fromkeys(killed))
+
+
+def _startup_crash(text: str, root: str) -> list[Failure]:
+    """pytest died importing itself, before its session began: a traceback and nothing else
+    (pluggy's own suite, where pytest imports the pluggy under test: a SyntaxError seeded in
+    ``src/pluggy/_result.py`` ends ``pytest``'s start-up). The traceback names the line."""
+    start = text.find(_STARTUP_TRACEBACK)
+    if start < 0 or _SESSION_BANNER in text[:start]:
+        return []
+    tb = parse_traceback(text[start:].splitlines(), root)
+    if not tb.error_type:
+        return []
+    last = tb.frames[-1] if tb.frames else None
+    return [
+        Failure(
+            kind=Kind.CRASH,
+            id="pytest",
+            file=last.file if last else "",
+            line=last.line if last else None,
+            error_type=tb.error_type,
+            message=tb.message,
+            frames=tb.frames,
+            detail=("pytest could not start: no test ran",),
+        )
+    ]
 
 
 def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:

@@ -268,7 +268,7 @@ def test_check_is_an_environment_failure_when_the_tests_import_a_stale_copy_inst
     out = greenloop(root, "check")
     assert out.returncode == 3, out.stdout + out.stderr  # neither red nor green is this tree's
     assert "src/calc/__init__.py differs from it" in out.stdout
-    assert "`venv/bin/python -m pip install -e .`" in out.stdout
+    assert "(`venv/bin/python -m pip install -e .`)" in out.stdout
 
 
 def test_run_stops_as_an_environment_failure_when_the_agents_fix_cannot_reach_the_installed_copy(
@@ -281,3 +281,21 @@ def test_run_stops_as_an_environment_failure_when_the_agents_fix_cannot_reach_th
     assert report["result"] == "env_failure"
     assert report["iterations"] == 1
     assert "pip install -e ." in out.stdout + out.stderr
+
+
+def test_check_is_an_environment_failure_when_the_tests_import_the_package_of_another_checkout(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # the venv's editable install points at the main checkout; the agent works in a worktree
+    main = tmp_path / "repo"
+    run = f"PYTHONPATH={main}/src {sys.executable} -P -m pytest -q -p no:cacheprovider tests"
+    config = f'[[tool.greenloop.stage]]\nname = "test"\nrun = "{run}"\n'
+    files = {"src/calc/__init__.py": CALC_BUG, "tests/test_calc.py": STALE_TESTS}
+    make_repo({**files, "pyproject.toml": config})
+    worktree = tmp_path / "worktree"
+    git(main, "worktree", "add", "-q", str(worktree))
+    (worktree / "src/calc/__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    out = greenloop(worktree, "check")
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"from another checkout ({main}/src/calc)" in out.stdout, out.stdout
+    assert "src/calc/__init__.py differs from it" in out.stdout

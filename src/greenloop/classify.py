@@ -237,6 +237,9 @@ def _told_by_output(
             evidence=usage,
             advice="Fix the stage's command (greenloop.toml, or the command after --), then re-run.",
         )
+    old = toolchain_too_old(run)
+    if old is not None:
+        return old
     text = run.merged
     missing = missing_third_party(text, repo_modules)
     if missing:
@@ -371,6 +374,42 @@ def usage_error(run: ProcessResult) -> str:
     return ""
 
 
+# go 1.19 after a failed build: "note: module requires Go 1.21"; go >= 1.21 refuses up front:
+# "go: go.mod requires go >= 1.22 (running go 1.21.5; GOTOOLCHAIN=local)"
+_GO_TOO_OLD = re.compile(
+    r"^(?:note: module requires Go (?P<want>[\d.]+)"
+    r"|go: go\.mod requires go >= (?P<min>[\d.]+) \(running go (?P<have>[\d.]+).*)$",
+    re.M,
+)
+# node < 21 takes `node --test 'test/**/*.js'` literally: "Could not find '/abs/test/**/*.js'"
+_NODE_NO_GLOB = re.compile(r"^Could not find '(?P<path>[^'\n]*[*?{][^'\n]*)'$", re.M)
+
+
+def toolchain_too_old(run: ProcessResult) -> Classification | None:
+    """The toolchain is older than the project asks for: no edit of the code fixes it."""
+    text = run.merged
+    go = _GO_TOO_OLD.search(text) if "equires " in text else None
+    if go is not None:
+        want = go["want"] or go["min"]
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(f"the module requires Go {want}, newer than the installed go",),
+            evidence=go.group(0).strip(),
+            advice=f"Install Go {want} or newer (go.mod's `go` line), then re-run.",
+        )
+    glob = _NODE_NO_GLOB.search(text) if "Could not find '" in text else None
+    if glob is not None:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(
+                "`node --test` found no file at a glob pattern: node < 21 does not expand it",
+            ),
+            evidence=glob.group(0),
+            advice="Use Node.js 21 or newer (or name the test files or directory), then re-run.",
+        )
+    return None
+
+
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:
     """The first missing module that is not the project's own (nor a typo of one)."""
     own = set(repo_modules)
@@ -473,16 +512,21 @@ def stale_install(parsed: ParseResult, root: str) -> Classification | None:
         return None
     name, path, changed = found
     copy = _under(path, root)
-    python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        where = f"a copy installed without -e ({copy})"
+        python = _under(os.path.join(path.split("/lib/python", 1)[0], "bin", "python"), root)
+        install = f"`{python} -m pip install -e .`"
+    else:  # an editable install of another clone or worktree of the project
+        where, install = f"another checkout ({copy})", "`pip install -e .` from here"
     return Classification(
         verdict=Verdict.ENV_FAILURE,
         reasons=(
-            f"the tests imported {name} from a copy installed without -e ({copy}), not from this "
-            f"repository, and {changed} differs from it: the run did not test this tree",
+            f"the tests imported {name} from {where}, not from this repository, and {changed} "
+            "differs from it: the run did not test this tree",
         ),
         evidence=f"{name} imported from {copy}",
-        advice=f"Install the project in editable mode where the tests run (`{python} -m pip "
-        "install -e .`), then re-run.",
+        advice=f"Install this checkout in editable mode where the tests run ({install}), then "
+        "re-run.",
     )
 
 

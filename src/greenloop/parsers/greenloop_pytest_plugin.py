@@ -255,15 +255,23 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
 
 def _site_copies(base: str) -> dict[str, str]:
     """The repository's own top-level modules (a folder or file of that name at ``base`` or
-    ``base/src``) that this run imported from an installed copy instead: name -> its file."""
+    ``base/src``) that this run imported from elsewhere: an installed copy, or another checkout
+    (an editable install of the clone next door). name -> its file."""
+    own = _names(base) | _names(os.path.join(base, "src"))
+    inside = os.path.realpath(base) + os.sep
     found = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None) or ""
-        if "." in name or not ("site-packages" in path or "dist-packages" in path):
-            continue
-        for home in (base, os.path.join(base, "src")):
-            if os.path.isdir(os.path.join(home, name)) or os.path.isfile(
-                os.path.join(home, name + ".py")
-            ):
-                found[name] = path
+    for name in own.intersection(sys.modules):
+        path = getattr(sys.modules[name], "__file__", None) or ""
+        installed = "site-packages" in path or "dist-packages" in path
+        if path and (installed or not os.path.realpath(path).startswith(inside)):
+            found[name] = path
     return found
+
+
+def _names(folder: str) -> set[str]:
+    """Top-level module names a folder provides (``pkg/``, ``mod.py``)."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return set()
+    return {e[:-3] if e.endswith(".py") else e for e in entries if not e.startswith(".")}

@@ -9,6 +9,11 @@ from greenloop.parsers.model import ParseResult, ParserInput
 
 # Commands that run something else: the output, not the command, says which tool ran.
 WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "tox", "nox"}
+# node's report of an uncaught exception: `/abs/file.js:LINE`, the source line, a caret, the error
+NODE_UNCAUGHT = re.compile(
+    r"^(?:file://)?/\S+?\.[cm]?[jt]sx?:\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?[A-Z][\w.$]*(?:Error|Exception)\b",
+    re.M,
+)
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
 # (family, cheap substring markers): any marker present selects the family
 MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -79,6 +84,8 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         found.insert(0, "pytest")
     if "unittest" in found and "pytest" in found:
         found.remove("unittest")
+    if not found and "^" in text and NODE_UNCAUGHT.search(text):
+        found.append("js")  # a node program died before any runner printed a report
     if "[KILLED]" in text:
         found.append("generic")  # seed 003: the runner's own KILLED lines
     return found

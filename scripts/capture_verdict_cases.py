@@ -323,6 +323,42 @@ def xo_crash_truth() -> Truth:
     return truth
 
 
+def go_too_old_truth() -> Truth:
+    """go.mod's ``go`` line against the toolchain's own ``go env GOVERSION``: a module that asks
+    for a newer Go than the one installed cannot be built as written (go 1.19 has no toolchain
+    download), whatever the code says."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        want = re.search(r"^go (\d+)\.(\d+)", (root / "go.mod").read_text(), re.M)
+        have = re.match(r"go(\d+)\.(\d+)", run(["go", "env", "GOVERSION"], root, env).stdout)
+        assert want and have, (want, have)
+        old = (int(have[1]), int(have[2])) < (int(want[1]), int(want[2]))
+        return {
+            "verdict": "env_failure" if old else "failed",
+            "failing_ids": [],
+            "message": f"module requires Go {want[1]}.{want[2]}" if old else None,
+        }
+
+    return truth
+
+
+def node_glob_truth(pattern: str) -> Truth:
+    """``node --test '<glob>'``: node expands the pattern itself from version 21 on; an older node
+    (``node --version``) looks for a file of that literal name and runs no test at all."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        major = int(run(["node", "--version"], root, env).stdout.strip().lstrip("v").split(".")[0])
+        proc = run(["node", "--test", pattern], root, env)
+        literal = major < 21 and proc.returncode != 0 and "# tests" not in proc.stdout
+        return {
+            "verdict": "env_failure" if literal else "failed",
+            "failing_ids": [],
+            "message": f"Could not find '{root / pattern}'" if literal else None,
+        }
+
+    return truth
+
+
 def _junit_outcome(case: ElementTree.Element) -> str:
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
@@ -521,6 +557,28 @@ CASES += [
         truth=xo_crash_truth(),
         ground_truth="xo --reporter=json: no report (a rule crashed); node's error and stack",
         version=["npx", "xo", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="go-test",
+        name="go-cmp-0",
+        repo="google/go-cmp",
+        commit="b133f1f1932e48f466f597a3346ce6f5a49a0dc1",  # go.mod: go 1.21; here go 1.19
+        argv=["go", "test", "./..."],
+        truth=go_too_old_truth(),
+        ground_truth="go.mod's go line (1.21) against `go env GOVERSION` (go1.19.8)",
+        version=["go", "version"],
+    ),
+    Case(
+        tool="node-test",
+        name="abbrev-js-0",
+        repo="npm/abbrev-js",
+        commit="1d40d021a44c834b9a6530cdb02611095a6248fe",  # test: node --test './test/**/*.js'
+        argv=["npm", "test"],
+        truth=node_glob_truth("test/**/*.js"),
+        ground_truth="`node --version` (v20: no glob expansion) and `node --test 'test/**/*.js'` "
+        "(a second run: no TAP summary, no test ran)",
+        version=["node", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund"],
     ),
 ]

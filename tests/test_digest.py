@@ -317,3 +317,12 @@ def test_digest_of_pytest_that_could_not_start_names_the_projects_line_in_pluggy
     for line in (*said, "pytest could not start: no test ran"):
         assert line in text, text
     assert "could not be parsed" not in text
+
+
+def test_digest_names_the_test_not_a_function_the_test_defines_above_the_failing_line() -> None:
+    # click-3: test_nargs_tup_composite defines `def copy(item):` (a click command), then fails
+    # on `assert result.exception is None`: the frame was said to be in copy
+    result, root = load("pytest", "click-3")
+    text = build_digest(result, root=root).text
+    assert "at tests/test_arguments.py:54 in test_nargs_tup_composite: assert result" in text, text
+    assert " in copy:" not in text

@@ -356,6 +356,43 @@ def test_make_running_cargo_test_is_parsed_as_cargo() -> None:
     assert result.counts.failed == 2
 
 
+def test_tape_names_the_failing_test_its_assertion_and_the_diff_when_npm_test_lints_first() -> None:
+    # minimistjs/minimist: `npm test` = eslint (54 warnings, exit 0), then `nyc tape`; tape's
+    # `not ok 5 should be deeply equivalent` (no ` - `) was not read: FAILED with an eslint
+    # warning as the first error, "the summary reports no failures"
+    _, inp = _load(REAL / "tape" / "minimist-1" / "case.json")
+    result = parse_output(inp)
+    counts = result.counts
+    assert (counts.passed, counts.failed, counts.summary_seen) == (168, 3, True)
+    first = result.errors[0]
+    assert (first.id, first.message) == (
+        "flag boolean true includes consuming true/false",
+        "should be deeply equivalent",
+    )
+    assert (first.file, first.line) == ("test/all_bool.js", 41)
+    assert first.detail[0] == "operator: deepEqual"
+    assert first.detail[2].startswith("actual: { _: [], aaa: false")
+
+
+def test_tape_reports_the_uncaught_exception_that_ended_the_run_mid_test() -> None:
+    # minimist-2: the argument loop starts at 1; 38 assertions fail, then test/dotted.js throws a
+    # TypeError and node ends the process before tape's summary
+    _, inp = _load(REAL / "tape" / "minimist-2" / "case.json")
+    last = parse_output(inp).errors[-1]
+    assert (last.id, last.error_type) == ("dotted array", "TypeError")
+    assert last.message == "Cannot use 'in' operator to search for '0' in undefined"
+    assert (last.file, last.line) == ("test/dotted.js", 31)
+
+
+def test_node_uncaught_syntax_error_is_the_first_error_when_no_runner_reported() -> None:
+    # lukeed/clsx: `npm test` = `uvu -r esm test`; a syntax error in src/index.js ends node before
+    # uvu prints anything: "the output could not be parsed in full"
+    _, inp = _load(REAL / "uvu" / "clsx-4" / "case.json")
+    (error,) = parse_output(inp).errors
+    assert (error.file, error.line, error.error_type) == ("src/index.js", 7, "SyntaxError")
+    assert error.message == "Invalid or unexpected token"
+
+
 def test_a_runners_killed_lines_are_reported_as_killed(tmp_path: Path) -> None:
     script = tmp_path / "test-all.sh"
     script.write_text(

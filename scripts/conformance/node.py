@@ -310,6 +310,56 @@ def _json_array(report: str) -> list[dict[str, Any]]:
     return list(data)
 
 
+_TAPE_POINT = re.compile(r"^(ok|not ok) \d+ (.*?)(\s+# (?:SKIP|TODO)\b.*)?$")
+
+
+def read_tape(report: str, *, root: Path) -> Truth:
+    """tape's flat TAP 13: a test is its ``# <name>`` comment, its assertions the points under it
+    (``not ok 5 should be deeply equivalent``, no ``-``); its summary counts assertions. An
+    uncaught exception ends the process mid-test: no summary, the test running is the failure."""
+    lines = strip_ansi(report).splitlines()
+    test, ids = "", []
+    tally = {"pass": 0, "fail": 0, "skip": 0}
+    for line in lines:
+        if line.startswith("# ") and not re.match(r"^# (?:tests|pass|fail|skip|todo|ok)\b", line):
+            test = line[2:].strip()
+            continue
+        match = _TAPE_POINT.match(line)
+        if not match:
+            continue
+        tally["skip" if match[3] else "pass" if match[1] == "ok" else "fail"] += 1
+        if match[1] == "not ok" and test not in ids:
+            ids.append(test)
+    if not any(re.match(r"^# tests \d+$", line) for line in lines):  # the process died
+        crash = [m for line in lines if (m := re.match(r"^([A-Z]\w*(?:Error|Exception)): (.*)$", line))]
+        died = [test] if test and crash and test not in ids else []
+        source = "tape (TAP 13; the process died before its summary)"
+        if ids:  # a failing assertion came first
+            return Truth(ids=(*ids, *died), message=_tape_message(lines), source=source)
+        return Truth(
+            ids=tuple(died),
+            error_type=crash[-1][1] if crash else None,  # node's uncaught exception, the last
+            message=crash[-1][2] if crash else None,
+            source=source,
+        )
+    return Truth(
+        ids=tuple(ids),
+        error_type=None,  # tape names the assertion (operator: deepEqual), not an error class
+        message=_tape_message(lines),
+        passed=tally["pass"],
+        failed=tally["fail"],
+        skipped=tally["skip"],
+        source="tape (TAP 13, assertions as points)",
+    )
+
+
+def _tape_message(lines: list[str]) -> str | None:
+    """The first failing assertion's own name (``should be deeply equivalent``)."""
+    point = next((line for line in lines if line.startswith("not ok ")), "")
+    match = _TAPE_POINT.match(point)
+    return match[2].strip() if match else None
+
+
 TRUTHS = {
     "jest": make_truth(read_jest),
     "vitest": make_truth(lambda report, root: read_jest(report, joiner=" > ", root=root)),
@@ -320,6 +370,7 @@ TRUTHS = {
     "node-junit": make_truth(read_node_junit),
     "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
     "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),
+    "tape": make_truth(read_tape),
     "uvu": make_truth(read_uvu),
     "jasmine": make_truth(read_jasmine),
     "tsc": make_truth(read_tsc),

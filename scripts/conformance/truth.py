@@ -246,8 +246,14 @@ def short(message: str, limit: int = 120) -> str:
     return cut[: cut.rfind(" ")] if " " in cut else cut
 
 
+# eslint's stylish row: "  47:41  error  Parsing error: Unexpected token {[  rule]"
+_ESLINT_ROW = re.compile(r"^\s+\d+:\d+\s+error\s+(.+?)(?:\s{2,}[@\w/-]+)?\s*$")
+
+
 def _first_error_line(raw: str) -> str | None:
+    """The first line naming an error; of an eslint row (a pretest lint stopped the run), its message."""
     for line in strip_ansi(raw).splitlines():
         if re.search(r"\b\w*Error\b|\berror\b", line):
-            return line.strip()
+            row = _ESLINT_ROW.match(line)
+            return row[1] if row else line.strip()
     return None

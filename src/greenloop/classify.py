@@ -244,6 +244,9 @@ def _told_by_output(
             evidence=usage,
             advice="Fix the stage's command (greenloop.toml, or the command after --), then re-run.",
         )
+    old = toolchain_too_old(run)
+    if old is not None:
+        return old
     text = run.merged
     missing = missing_third_party(text, repo_modules)
     if missing:
@@ -376,6 +379,42 @@ def usage_error(run: ProcessResult) -> str:
         if errors:
             return errors[0].strip()
     return ""
+
+
+# go 1.19 after a failed build: "note: module requires Go 1.21"; go >= 1.21 refuses up front:
+# "go: go.mod requires go >= 1.22 (running go 1.21.5; GOTOOLCHAIN=local)"
+_GO_TOO_OLD = re.compile(
+    r"^(?:note: module requires Go (?P<want>[\d.]+)"
+    r"|go: go\.mod requires go >= (?P<min>[\d.]+) \(running go (?P<have>[\d.]+).*)$",
+    re.M,
+)
+# node < 21 takes `node --test 'test/**/*.js'` literally: "Could not find '/abs/test/**/*.js'"
+_NODE_NO_GLOB = re.compile(r"^Could not find '(?P<path>[^'\n]*[*?{][^'\n]*)'$", re.M)
+
+
+def toolchain_too_old(run: ProcessResult) -> Classification | None:
+    """The toolchain is older than the project asks for: no edit of the code fixes it."""
+    text = run.merged
+    go = _GO_TOO_OLD.search(text) if "equires " in text else None
+    if go is not None:
+        want = go["want"] or go["min"]
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(f"the module requires Go {want}, newer than the installed go",),
+            evidence=go.group(0).strip(),
+            advice=f"Install Go {want} or newer (go.mod's `go` line), then re-run.",
+        )
+    glob = _NODE_NO_GLOB.search(text) if "Could not find '" in text else None
+    if glob is not None:
+        return Classification(
+            verdict=Verdict.ENV_FAILURE,
+            reasons=(
+                "`node --test` found no file at a glob pattern: node < 21 does not expand it",
+            ),
+            evidence=glob.group(0),
+            advice="Use Node.js 21 or newer (or name the test files or directory), then re-run.",
+        )
+    return None
 
 
 def missing_third_party(text: str, repo_modules: Collection[str]) -> str:

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import replace
 
-from greenloop.parsers import js_tests, node_test
+from greenloop.parsers import js_tests, node_test, sniff
 from greenloop.parsers.generic import (
     MAX_FAILURES,
     capped,
@@ -108,6 +108,8 @@ def _node(
         failures, killed = failures + found, killed + k
     if "# tests " in text or "\u2139 tests " in text:
         return failures, killed, node_test.node_counts(lines)
+    if "^" in text and sniff.NODE_UNCAUGHT.search(text):  # node died before its summary (tape)
+        failures = failures + node_test.uncaught(lines, root)
     return failures, killed, Counts()
 
 

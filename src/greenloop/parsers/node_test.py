@@ -12,7 +12,12 @@ from greenloop.parsers.model import Counts, Failure, Frame, Kind
 _SUBTEST = re.compile(r"^(?P<indent> *)# Subtest: (?P<name>.*)$")
 _NOT_OK = re.compile(r"^(?P<indent> *)not ok \d+ - (?P<name>.*?)(?: # (?:SKIP|TODO)\b.*)?$")
 _KEY = re.compile(r"^(?P<indent> *)(?P<key>\w+):(?: (?P<value>.*))?$")
-_COUNT = re.compile(r"^(?:# |\u2139 )(?P<key>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)$")
+_COUNT = re.compile(r"^(?:# |\u2139 )(?P<key>tests|pass|fail|cancelled|skipped|todo) +(?P<n>\d+)$")
+# tape: flat TAP 13, a test is the `# <name>` comment above its assertions (`not ok 5 should be
+# deeply equivalent`, no ` - `); its summary pads `# pass  171`
+_TAPE_NOT_OK = re.compile(r"^not ok \d+ (?!- )(?P<name>.+?)(?: # (?:SKIP|TODO)\b.*)?$")
+_TAPE_TEST = re.compile(r"^# (?!(?:tests|pass|fail|skip|todo|ok)\b|Subtest: )(?P<name>.+)$")
+_TAPE_DETAIL = ("operator", "expected", "actual")
 _SPEC_FAIL = re.compile(r"^(?P<indent> *)✖ (?P<name>.+?)(?: \([\d.]+m?s\))?$")
 _SCRIPT = re.compile(r"(?:^/|\.[cm]?[jt]sx?$)")
 _NO_SIGNAL = {"", "~", "null"}
@@ -27,7 +32,54 @@ _INSPECT_NOISE = re.compile(r"^(?:generatedMessage: \w+,?|code: '\w+',?|operator
 
 def parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
     failures, killed = _parse_tap(lines, root)
-    return with_load_errors(failures, lines, root), killed
+    return with_load_errors(failures, lines, root) + parse_tape(lines, root), killed
+
+
+def parse_tape(lines: list[str], root: str) -> list[Failure]:
+    """tape's failing assertions, each named by its test (the ``# <name>`` line above it)."""
+    failures: list[Failure] = []
+    test = ""
+    for i, line in enumerate(lines):
+        if line.startswith("# ") and (t := _TAPE_TEST.match(line)):
+            test = t["name"].strip()
+            continue
+        m = _TAPE_NOT_OK.match(line) if line.startswith("not ok ") else None
+        if m is not None and len(failures) < MAX_FAILURES:
+            fields = yaml_block(lines, i + 1, 4)  # tape indents its keys under `  ---`
+            failures.append(_tape_failure(test or m["name"], m["name"], fields, root))
+    return failures
+
+
+def _tape_failure(test: str, assertion: str, fields: dict[str, str], root: str) -> Failure:
+    stack = [s for s in fields.get("stack", "").split("\n") if s.strip().startswith("at ")]
+    frames = js_frames(stack, root)
+    where = project_frame(frames) or _location(fields.get("at", ""), root)
+    error_type, message = split_error(assertion)
+    return Failure(
+        kind=Kind.TEST,
+        id=test,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message,
+        frames=frames,
+        detail=capped([f"{k}: {fields[k]}" for k in _TAPE_DETAIL if fields.get(k)]),
+    )
+
+
+def uncaught(lines: list[str], root: str) -> list[Failure]:
+    """A process node ended with an uncaught exception (``Node.js v20…`` after it) and no test
+    report: tape mid-test (the test is its last ``# <name>`` line), a plain ``node test.js``."""
+    errors = load_errors(lines, root)[:1]
+    if not errors:
+        return []
+    first = errors[0]
+    said = f"{first.error_type}: {first.message}"
+    before = lines[: next((i for i, ln in enumerate(lines) if ln.startswith(said)), len(lines))]
+    tests = [t["name"] for ln in before if ln.startswith("# ") and (t := _TAPE_TEST.match(ln))]
+    if tests and any(ln.startswith("TAP version") for ln in before):
+        return [replace(first, id=tests[-1].strip())]
+    return [replace(first, kind=Kind.CRASH, id=f"{first.file}:{first.line}")]
 
 
 def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:

@@ -9,7 +9,18 @@ from greenloop.parsers.model import ParseResult, ParserInput
 
 # Commands that run something else: the output, not the command, says which tool ran.
 WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "tox", "nox"}
+# node's report of an uncaught exception: `/abs/file.js:LINE`, the source line, a caret, the error
+NODE_UNCAUGHT = re.compile(
+    r"^(?:file://)?/\S+?\.[cm]?[jt]sx?:\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?[A-Z][\w.$]*(?:Error|Exception)\b",
+    re.M,
+)
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
+# pytest -q's summary has no "=" border: "1 failed, 3 passed in 0.12s" (a wrapper script's pytest -q)
+_PYTEST_QUIET = re.compile(
+    r"^(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r" in [\d.]+s(?: \([^)\n]*\))?[ \t]*$",
+    re.M,
+)
 # (family, cheap substring markers): any marker present selects the family
 MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cargo", ("test result: ", "\nerror[E", "process didn't exit successfully")),
@@ -75,10 +86,13 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         return []
     text = "\n" + (inp.merged or inp.stdout + "\n" + inp.stderr)
     found = [family for family, markers in MARKERS if any(m in text for m in markers)]
-    if "\n=" in text and _PYTEST_SUMMARY.search(text[-20000:]):
+    tail = text[-20000:]
+    if ("\n=" in text and _PYTEST_SUMMARY.search(tail)) or _PYTEST_QUIET.search(tail):
         found.insert(0, "pytest")
     if "unittest" in found and "pytest" in found:
         found.remove("unittest")
+    if not found and "^" in text and NODE_UNCAUGHT.search(text):
+        found.append("js")  # a node program died before any runner printed a report
     if "[KILLED]" in text:
         found.append("generic")  # seed 003: the runner's own KILLED lines
     return found

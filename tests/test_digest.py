@@ -326,3 +326,17 @@ def test_digest_names_the_test_not_a_function_the_test_defines_above_the_failing
     text = build_digest(result, root=root).text
     assert "at tests/test_arguments.py:54 in test_nargs_tup_composite: assert result" in text, text
     assert " in copy:" not in text
+
+
+def test_redaction_keeps_test_ids_and_locations_in_a_file_named_like_a_secret_word() -> None:
+    # sqlparse-1 live: `tests/test_tokenize.py::test_…` read as a pair `token…: :test_…`, so
+    # greenloop check's JSON listed 16 failing tests as `tests/test_tokenize.py:[REDACTED]`
+    data = json.loads((REAL / "pytest" / "sqlparse-1" / "case.json").read_text())
+    ids = [i for i in data["facts"]["failing_ids"] if "test_tokenize.py::" in i]
+    assert len(ids) >= 10
+    assert [redact(i) for i in ids] == ids
+    output = data["stdout"]
+    located = [ln for ln in output.splitlines() if ln.startswith("tests/test_tokenize.py:")]
+    assert located
+    assert [redact(ln) for ln in located] == located
+    assert redact("token: abc123def456") == "token: [REDACTED]"

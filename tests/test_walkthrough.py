@@ -158,3 +158,24 @@ def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_wo
     shown = greenloop(tmp_path, *command[1:])
     assert "STALLED" in shown.stdout, shown.stdout + shown.stderr
     assert "test_calc.py::test_double" in shown.stdout
+
+
+def test_run_whose_agent_makes_the_verifier_exit_0_says_why_green_is_untrusted(
+    make_repo: Callable[..., Path],
+) -> None:
+    """An agent appended `|| true` inside the script the verifier runs: the run said only "the
+    verifier's green can't be trusted after iteration 1" and "next: Green, but the suite was
+    weakened: review each finding" with no finding listed."""
+    root = make_repo(
+        {"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "check.sh": f"{PY} -m pytest -q\n"}
+    )
+    cheat = "sed -i 's/-q$/-q || true/' check.sh"
+    done = greenloop(root, "run", "--agent", cheat, "-y", "--", "sh", "check.sh")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert (
+        "can't be trusted after iteration 1: exit 0 but the output reports 1 failure(s)"
+        in done.stdout
+    )
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    assert "suite was weakened" not in next_line
+    assert "the agent changed in the verifier's command or configuration" in next_line

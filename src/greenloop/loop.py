@@ -362,6 +362,9 @@ def _observe(
         suspicious=tuple(f.describe() for f in _review(run, check))
         if check.verdict is Verdict.GREEN and iteration
         else (),
+        untrusted=check.failing.classification.reasons
+        if check.verdict is Verdict.UNTRUSTED and check.failing is not None
+        else (),
     )
     run.observations.append(obs)
     return check, digest, obs
@@ -462,6 +465,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             iterations=len(run.history) - 1,
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
             edited=bool(run.history[-1].files_changed or run.history[-1].agent_commits),
+            weakened=bool(run.suspicious),
         )
         + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",

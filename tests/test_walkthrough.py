@@ -179,3 +179,21 @@ def test_run_whose_agent_makes_the_verifier_exit_0_says_why_green_is_untrusted(
     next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
     assert "suite was weakened" not in next_line
     assert "the agent changed in the verifier's command or configuration" in next_line
+
+
+def test_run_whose_verifier_times_out_says_timed_out_not_one_failing(
+    make_repo: Callable[..., Path],
+) -> None:
+    """A hung verifier read "baseline · 1 failing (timeout)", "1 → 1 failing" and "failing:
+    1 → 1": nothing failed, nothing was counted."""
+    root = make_repo({"calc.py": CALC_BUGGY})
+    done = greenloop(
+        root, "run", "--agent", "echo x >> calc.py", "-y", "--timeout", "1", "--", "sleep 30"
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    progress = done.stderr
+    assert "baseline · verify" in progress
+    assert "· timed out · continue" in progress
+    assert "· timed out → timed out" in progress
+    assert "failing: timed out → timed out" in done.stdout
+    assert "1 failing" not in progress + done.stdout

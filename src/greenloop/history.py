@@ -10,6 +10,7 @@ from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
 from greenloop.verify import CheckResult
+from greenloop.wording import verifier_state
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,8 +169,6 @@ def collected_of(check: CheckResult) -> int | None:
 
 
 def failing_text(check: CheckResult) -> str:
-    return (
-        "green"
-        if check.verdict is Verdict.GREEN
-        else f"{failing_count(check)} failing ({check.verdict.value})"
-    )
+    if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED):
+        return verifier_state(check.verdict.value, 0)
+    return f"{failing_count(check)} failing ({check.verdict.value})"

@@ -317,3 +317,51 @@ def test_digest_of_pytest_that_could_not_start_names_the_projects_line_in_pluggy
     for line in (*said, "pytest could not start: no test ran"):
         assert line in text, text
     assert "could not be parsed" not in text
+
+
+def test_digest_names_the_test_not_a_function_the_test_defines_above_the_failing_line() -> None:
+    # click-3: test_nargs_tup_composite defines `def copy(item):` (a click command), then fails
+    # on `assert result.exception is None`: the frame was said to be in copy
+    result, root = load("pytest", "click-3")
+    text = build_digest(result, root=root).text
+    assert "at tests/test_arguments.py:54 in test_nargs_tup_composite: assert result" in text, text
+    assert " in copy:" not in text
+
+
+def test_redaction_keeps_test_ids_and_locations_in_a_file_named_like_a_secret_word() -> None:
+    # sqlparse-1 live: `tests/test_tokenize.py::test_…` read as a pair `token…: :test_…`, so
+    # greenloop check's JSON listed 16 failing tests as `tests/test_tokenize.py:[REDACTED]`
+    data = json.loads((REAL / "pytest" / "sqlparse-1" / "case.json").read_text())
+    ids = [i for i in data["facts"]["failing_ids"] if "test_tokenize.py::" in i]
+    assert len(ids) >= 10
+    assert [redact(i) for i in ids] == ids
+    output = data["stdout"]
+    located = [ln for ln in output.splitlines() if ln.startswith("tests/test_tokenize.py:")]
+    assert located
+    assert [redact(ln) for ln in located] == located
+    assert redact("token: abc123def456") == "token: [REDACTED]"
+
+
+def test_digest_of_a_conftest_that_would_not_import_names_the_projects_line_and_the_conftest() -> (
+    None
+):
+    # click-5: tests/conftest.py imports click; a SyntaxError seeded in src/click/utils.py stops
+    # pytest with exit 4 before its session: the digest was the raw tail, absolute paths
+    result, root = load("pytest", "click-5")
+    text = build_digest(result, root=root).text
+    assert result.verdict.value == "failed"
+    assert "FIRST ERROR: tests/conftest.py" in text, text
+    assert "at src/click/utils.py:206: def __iter__(self) -> cabc.Iterator[t.AnyStr]" in text
+    assert "pytest could not load tests/conftest.py: no test ran" in text
+    assert "could not be parsed" not in text
+
+
+def test_digest_names_where_an_exception_the_test_only_caught_was_raised() -> None:
+    # click-4: CliRunner catches the NameError; the first failure shows only `assert not
+    # NameError(...)`, while other tests raised it uncaught at src/click/core.py:1128
+    result, root = load("pytest", "click-4")
+    text = build_digest(result, root=root).text
+    assert "NameError raised at src/click/core.py:1128 in get_params: names_counter" in text, text
+    # click-3: "'NoneType' object is not callable" is raised at other lines by other tests
+    result, root = load("pytest", "click-3")
+    assert "raised at" not in build_digest(result, root=root).text

@@ -15,14 +15,20 @@ OURS = {"type": "command", "command": "greenloop hook claude-stop", "timeout": 6
 THEIRS = {"type": "command", "command": "./scripts/notify.sh"}
 
 
-def greenloop(cwd: Path, *args: str, home: Path) -> subprocess.CompletedProcess[str]:
+# this interpreter's bin folder on PATH: its `greenloop` script is the one running
+ON_PATH = f"{Path(PY).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def greenloop(
+    cwd: Path, *args: str, home: Path, path: str = ON_PATH
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PY, "-m", "greenloop", "-C", str(cwd), *args],
         check=False,
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "HOME": str(home)},
+        env={**os.environ, "HOME": str(home), "PATH": path},
     )
 
 
@@ -132,3 +138,34 @@ def test_uninstall_without_a_settings_file_changes_nothing(tmp_path: Path) -> No
     assert out.returncode == 0
     assert "no greenloop Stop hook" in out.stdout
     assert not (tmp_path / ".claude").exists()
+
+
+def test_install_names_this_greenloop_by_its_path_when_claude_code_would_not_find_it_by_name(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # `.venv/bin/greenloop install claude` from a shell without the venv on PATH: Claude Code,
+    # started from another shell, would fail "greenloop: not found" on every stop
+    root = make_repo({"calc.py": "x = 1\n", "test_calc.py": "def test_x():\n    assert 1\n"})
+    bare = "/usr/bin:/bin"
+    out = greenloop(root, "install", "claude", home=tmp_path, path=bare)
+    assert out.returncode == 0, out.stderr
+    command = settings(root / ".claude" / "settings.json")["hooks"]["Stop"][0]["hooks"][0][
+        "command"
+    ]
+    assert command == f"{PY} -m greenloop hook claude-stop"
+    assert "put greenloop on PATH" in out.stdout
+    event = json.dumps({"session_id": "s", "stop_hook_active": False, "cwd": str(root)})
+    hook = subprocess.run(
+        ["sh", "-c", command],
+        cwd=root,
+        input=event,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path), "PATH": bare},
+        check=False,
+    )
+    assert hook.returncode == 0, hook.stderr  # the hook ran (not 127: command not found)
+    again = greenloop(root, "install", "claude", home=tmp_path)  # now with greenloop on PATH
+    assert "updated" in again.stdout
+    assert our_entries(settings(root / ".claude" / "settings.json")) == [OURS]

@@ -299,3 +299,47 @@ def test_check_is_an_environment_failure_when_the_tests_import_the_package_of_an
     assert out.returncode == 3, out.stdout + out.stderr
     assert f"from another checkout ({main}/src/calc)" in out.stdout, out.stdout
     assert "src/calc/__init__.py differs from it" in out.stdout
+
+
+TWO_TESTS = (
+    "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_mul():\n    assert mul(2, 3) == 6\n"
+)
+ADD_BUGGY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+ADD_FIXED = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n"
+
+
+def last_failed_project(make_repo: Callable[..., Path], run: str) -> Path:
+    """A developer's quick loop in the project's options (``addopts = "--lf"``), its cache saying
+    only test_add failed last time: with --lf a fixed add passes, mul's failure never runs."""
+    config = (
+        '[tool.pytest.ini_options]\naddopts = "--lf"\n'
+        f'[[tool.greenloop.stage]]\nname = "test"\nrun = "{run}"\n'
+    )
+    files = {"calc.py": ADD_BUGGY, "test_calc.py": TWO_TESTS}
+    root = make_repo({**files, "pyproject.toml": config, ".gitignore": ".pytest_cache/\n"})
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q"], cwd=root, capture_output=True, check=False
+    )
+    (root / "calc.py").write_text(ADD_FIXED)  # add fixed, mul broken
+    return root
+
+
+def test_check_runs_the_whole_suite_when_the_projects_options_ask_pytest_for_the_last_failures(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = last_failed_project(make_repo, f"{sys.executable} -m pytest -q")
+    out = greenloop(root, "check")
+    assert out.returncode == 1, out.stdout + out.stderr  # was GREEN: "1 passed"
+    assert "test_calc.py::test_mul" in out.stdout
+    assert "1 failed, 1 passed" in out.stdout
+
+
+def test_check_does_not_trust_a_pytest_run_that_reran_only_the_last_failures_without_its_plugin(
+    make_repo: Callable[..., Path],
+) -> None:
+    # greenloop's plugin cannot reach every pytest (tox does not pass PYTEST_PLUGINS on)
+    root = last_failed_project(make_repo, f"env -u PYTEST_PLUGINS {sys.executable} -m pytest")
+    out = greenloop(root, "check")
+    assert out.returncode == 5, out.stdout + out.stderr
+    assert "pytest ran only the last failures" in out.stdout

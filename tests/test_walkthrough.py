@@ -140,21 +140,64 @@ def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_wo
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     """The batch summary said "stalled: the same failure twice" and stopped: no word of where the
-    task's digest and kept attempt are (its run record, in its workspace)."""
+    task's digest and kept attempt are (its run record, in its workspace). Resumed, its progress
+    line counted "0 solved" beside a task an earlier run had solved."""
     make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST}, name="calc")
-    task = {
-        "id": "calc",
-        "repo": "calc",
-        "agent": "echo no idea",
-        "verifier": f"{PY} -B -m pytest -q",
-    }
-    (tmp_path / "TASKS.jsonl").write_text(json.dumps(task) + "\n")
+    verify = f"{PY} -B -m pytest -q -p no:cacheprovider"
+    fixed = {"id": "fixed", "repo": "calc", "agent": "sed -i 's/x \\* 3/x * 2/' calc.py"}
+    stuck = {"id": "stuck", "repo": "calc", "agent": "echo no idea"}
+    tasks = tmp_path / "TASKS.jsonl"
+    tasks.write_text(json.dumps(fixed | {"verifier": verify}) + "\n")
     out = tmp_path / "out"
+    first = greenloop(tmp_path, "batch", "TASKS.jsonl", "--out", str(out), "--workers", "1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    tasks.write_text(tasks.read_text() + json.dumps(stuck | {"verifier": verify}) + "\n")
     done = greenloop(tmp_path, "batch", "TASKS.jsonl", "--out", str(out), "--workers", "1")
     assert done.returncode == 1, done.stdout + done.stderr
+    assert "[2/2] stuck: stalled" in done.stderr
+    assert "· 1 solved" in done.stderr
     nxt = next(line for line in done.stdout.splitlines() if line.startswith("  next:"))
     command = shlex.split(nxt.split(": ", 2)[2])
-    assert command[:3] == ["greenloop", "-C", str(out / "work" / "calc")]
+    assert command[:3] == ["greenloop", "-C", str(out / "work" / "stuck")]
     shown = greenloop(tmp_path, *command[1:])
     assert "STALLED" in shown.stdout, shown.stdout + shown.stderr
     assert "test_calc.py::test_double" in shown.stdout
+
+
+def test_run_whose_agent_makes_the_verifier_exit_0_says_why_green_is_untrusted(
+    make_repo: Callable[..., Path],
+) -> None:
+    """An agent appended `|| true` inside the script the verifier runs: the run said only "the
+    verifier's green can't be trusted after iteration 1" and "next: Green, but the suite was
+    weakened: review each finding" with no finding listed."""
+    root = make_repo(
+        {"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "check.sh": f"{PY} -m pytest -q\n"}
+    )
+    cheat = "sed -i 's/-q$/-q || true/' check.sh"
+    done = greenloop(root, "run", "--agent", cheat, "-y", "--", "sh", "check.sh")
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert (
+        "can't be trusted after iteration 1: exit 0 but the output reports 1 failure(s)"
+        in done.stdout
+    )
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    assert "suite was weakened" not in next_line
+    assert "the agent changed in the verifier's command or configuration" in next_line
+
+
+def test_run_whose_verifier_times_out_says_timed_out_not_one_failing(
+    make_repo: Callable[..., Path],
+) -> None:
+    """A hung verifier read "baseline · 1 failing (timeout)", "1 → 1 failing" and "failing:
+    1 → 1": nothing failed, nothing was counted."""
+    root = make_repo({"calc.py": CALC_BUGGY})
+    done = greenloop(
+        root, "run", "--agent", "echo x >> calc.py", "-y", "--timeout", "1", "--", "sleep 30"
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    progress = done.stderr
+    assert "baseline · verify" in progress
+    assert "· timed out · continue" in progress
+    assert "· timed out → timed out" in progress
+    assert "failing: timed out → timed out" in done.stdout
+    assert "1 failing" not in progress + done.stdout

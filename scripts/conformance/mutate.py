@@ -9,6 +9,8 @@ Kinds (each changes exactly one line):
     type_arg       an integer literal argument n -> ``"n"`` (mypy: incompatible argument type)
     undefined_name a name read -> the same name with its last two letters swapped (ruff F821)
     eq_none        ``x is None`` -> ``x == None`` (ruff E711)
+    attribute      ``self.name`` read -> ``self.naem`` (an attribute renamed on one side: AttributeError)
+    bad_import     ``from .mod import Name`` -> ``Naem`` (a failing import of the project's own name)
 
 Sites are sorted by position; the seed picks one (``random.Random(f"{file}:{kind}:{seed}")``), so the
 same manifest always gives the same mutant. A ``line`` in the manifest restricts the choice to it.
@@ -148,6 +150,43 @@ def undefined_name(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
                 yield Edit(line=node.lineno, before=line, after=after)
 
 
+def _swap_tail(name: str) -> str:
+    return name[:-2] + name[-1] + name[-2]
+
+
+def attribute(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
+    """``self.name`` read -> ``self.naem``: an attribute renamed on one side only (AttributeError)."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and len(node.attr) > 3
+            and _one_line(node)
+        ):
+            continue
+        line = lines[node.lineno - 1]
+        a, b = _span(line, node.col_offset, node.end_col_offset or 0)
+        typo = _swap_tail(node.attr)
+        if typo != node.attr and line[a:b].endswith("." + node.attr):
+            yield Edit(
+                line=node.lineno, before=line, after=line[: b - len(node.attr)] + typo + line[b:]
+            )
+
+
+def bad_import(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
+    """``from .mod import Name`` -> ``Naem``: a failing import of the project's own name (ImportError)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.level and _one_line(node)):
+            continue
+        name = node.names[0].name
+        line = lines[node.lineno - 1]
+        typo = _swap_tail(name)
+        if len(name) > 3 and typo != name and line.count(name) == 1:
+            yield Edit(line=node.lineno, before=line, after=line.replace(name, typo, 1))
+
+
 def eq_none(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
     for edit in comparison(tree, lines):
         if " is None" in edit.before or " is not None" in edit.before:
@@ -166,6 +205,8 @@ KINDS: dict[str, Callable[[ast.AST, list[str]], Iterator[Edit]]] = {
     "type_arg": type_arg,
     "undefined_name": undefined_name,
     "eq_none": eq_none,
+    "attribute": attribute,
+    "bad_import": bad_import,
 }
 
 

@@ -107,6 +107,11 @@ _MAKE_NOT_FOUND = (
     r"^g?make(?:\[\d+\])?: (?P<cmd>[^\s:]+): (?:No such file or directory|Command not found)\s*$"
 )
 _NO_MODULE = r"No module named '?([\w.]+)'?"
+# pytest's header when --lf or --sw deselected what passed before (greenloop's plugin turns them
+# off; a run without it, e.g. under tox, which does not pass PYTEST_PLUGINS, prints these)
+_PARTIAL_RUN = re.compile(
+    r"^(?:run-last-failure: rerun previous \d+ failure|stepwise: skipping \d+ already passed)", re.M
+)
 # pluggy refusing a hook implementation whose arguments pytest no longer passes (py.path's `path`
 # and `startdir`, removed in pytest 9): a conftest or plugin written for an older pytest
 _GONE_HOOK_ARGS = frozenset({"path", "startdir"})
@@ -163,6 +168,8 @@ def _judge_green(run: ProcessResult, parsed: ParseResult, command: str) -> Class
         reasons.append("no tests ran")
     elif counts.collected == 0:
         reasons.append("0 tests collected")
+    if _is_pytest(parsed) and _PARTIAL_RUN.search(run.merged):
+        reasons.append("pytest ran only the last failures (--lf or --sw in its options)")
     explicit = [f for f in parsed.errors if f.error_type]  # bare file:line lines prove nothing
     if counts.failing or explicit:
         failing = counts.failing or len(explicit)

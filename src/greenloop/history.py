@@ -10,6 +10,7 @@ from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
 from greenloop.verify import CheckResult
+from greenloop.wording import verifier_state
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,19 +86,36 @@ RECOMMENDATIONS = {
 }
 
 
+UNTRUSTED_EXIT = (
+    "The verifier exited 0 but its output can't be trusted (the reason above): check what the"
+    " agent changed in the verifier's command or configuration (package.json, pytest.ini …)."
+)
+UNTRUSTED_AT_START = (
+    "The verifier exits 0 but its output can't be trusted (the reason above), before any edit:"
+    " fix its command or configuration; the agent was not called."
+)
 ALREADY_GREEN = "Nothing to fix: the verifier was already green and the agent was not called."
 
 
 def recommend(
-    result: Result, attempt: str, *, iterations: int = 1, output: str = "", edited: bool = True
+    result: Result,
+    attempt: str,
+    *,
+    iterations: int = 1,
+    output: str = "",
+    edited: bool = True,
+    weakened: bool = True,
 ) -> str:
     """What to do next; ``output``: where the last agent call's full output is kept;
-    ``edited``: that call changed a file."""
+    ``edited``: that call changed a file; ``weakened``: a suspicious pass has findings in the diff
+    (else the verifier's exit 0 itself was not trusted)."""
     if result is Result.SUCCESS and iterations == 0:
         return ALREADY_GREEN
     text = RECOMMENDATIONS[result]
     if output and result is Result.AGENT_FAILURE:
         text = f"The agent command itself failed: its full output is in {output}"
+    elif result is Result.SUSPICIOUS_PASS and not weakened:
+        text = UNTRUSTED_AT_START if iterations == 0 else UNTRUSTED_EXIT
     elif output and result is Result.STALLED and not edited:
         text = (
             "The agent exited without changing a file: check that it edits the working tree"
@@ -151,8 +169,6 @@ def collected_of(check: CheckResult) -> int | None:
 
 
 def failing_text(check: CheckResult) -> str:
-    return (
-        "green"
-        if check.verdict is Verdict.GREEN
-        else f"{failing_count(check)} failing ({check.verdict.value})"
-    )
+    if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED):
+        return verifier_state(check.verdict.value, 0)
+    return f"{failing_count(check)} failing ({check.verdict.value})"

@@ -32,7 +32,7 @@ from greenloop.policy import Action, Decision, Limits, Observation, Result, deci
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
 from greenloop.verify import CheckResult
-from greenloop.wording import plural
+from greenloop.wording import plural, verifier_state
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
 
@@ -362,6 +362,9 @@ def _observe(
         suspicious=tuple(f.describe() for f in _review(run, check))
         if check.verdict is Verdict.GREEN and iteration
         else (),
+        untrusted=check.failing.classification.reasons
+        if check.verdict is Verdict.UNTRUSTED and check.failing is not None
+        else (),
     )
     run.observations.append(obs)
     return check, digest, obs
@@ -416,7 +419,7 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
         squash.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
         attempt = rollback.finish_revert(run.state, run.run_id, _by_products(run))
-    elif run.history[-1].rolled_back:  # the one edit left is already under its iteration's ref
+    elif run.history and run.history[-1].rolled_back:  # the one edit left is under its ref
         attempt = checkpoints.attempt_ref(run.run_id, f"iter-{run.history[-1].iteration}")
     inside = git.dirty_submodules(run.state.root)
     if inside:
@@ -461,7 +464,8 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             attempt,
             iterations=len(run.history) - 1,
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
-            edited=bool(run.history[-1].files_changed or run.history[-1].agent_commits),
+            edited=_edited(run),
+            weakened=bool(run.suspicious),
         )
         + _attempt_note(run, attempt),
         last_digest=run.last_digest.text if run.last_digest else "",
@@ -567,8 +571,12 @@ def _made(commit: checkpoints.CommitInfo) -> str:
 
 def _progress_line(run: RunState, row: Iteration, outcome: AgentOutcome) -> str:
     prev = run.history[-2] if len(run.history) > 1 else None
-    before = f"{prev.failures + prev.errors} → " if prev is not None else ""
-    now = "green" if row.verdict == "green" else f"{row.failures + row.errors} failing"
+    before = (
+        f"{verifier_state(prev.verdict, prev.failures + prev.errors)} → "
+        if prev is not None
+        else ""
+    )
+    now = verifier_state(row.verdict, row.failures + row.errors, " failing")
     return (
         f"iter {row.iteration}/{run.config.max_iters} · agent {outcome.duration_s:.0f} s · "
         f"verify {row.verifier_s:.1f} s · {before}{now}"
@@ -641,6 +649,12 @@ def _attempt_note(run: RunState, attempt: str) -> str:
         "To bring them back into the tree: git diff --binary --no-ext-diff --src-prefix=a/ "
         f"--dst-prefix=b/ {run.state.initial_sha[:12]} {attempt} | git apply"
     )
+
+
+def _edited(run: RunState) -> bool:
+    """The last agent call changed a file (or committed); no call yet counts as an edit."""
+    last = run.history[-1] if run.history else None
+    return last is None or bool(last.files_changed or last.agent_commits)
 
 
 def _remaining(run: RunState) -> float:

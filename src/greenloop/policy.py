@@ -80,6 +80,8 @@ class Observation:
     """This iteration's edit was rolled back (regression with --on-regression continue)."""
     suspicious: tuple[str, ...] = ()
     """Post-success findings (tests weakened, skipped, deleted …), only for green."""
+    untrusted: tuple[str, ...] = ()
+    """Why an exit-0 result is not trusted (no tests ran, failures in the output …)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,7 +168,8 @@ def _timeout(history: Sequence[Observation], obs: Observation) -> Decision | Non
 def _green(history: Sequence[Observation], obs: Observation) -> Decision | None:
     if obs.verdict is Verdict.UNTRUSTED:
         when = "before any edit" if obs.iteration == 0 else f"after iteration {obs.iteration}"
-        return _stop(Result.SUSPICIOUS_PASS, f"the verifier's green can't be trusted {when}")
+        why = f": {'; '.join(obs.untrusted)}" if obs.untrusted else ""
+        return _stop(Result.SUSPICIOUS_PASS, f"the verifier's green can't be trusted {when}{why}")
     if obs.verdict is not Verdict.GREEN:
         return None
     if obs.iteration == 0:

@@ -88,6 +88,7 @@ _PAIR_WORDS = (
 _PAIR_WORD = "|".join(_PAIR_WORDS)
 _PAIR_TAIL = r"[\w.-]{0,40}?[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\s\"',;&)}\]]{4,400})"
 # ``postgres://app:pw@db``: the password in a URL's userinfo.
+_LINE_NUMBERS = r"\d+(?::\d+)*:?"  # `tokens.py:145:12:`, a location, not `token: 145`
 _URL_PASSWORD = r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)"
 _extra: list[re.Pattern[str]] = []
 
@@ -167,7 +168,11 @@ def _has_pair_word(text: str) -> bool:
 
 
 def _is_secret_value(value: str) -> bool:
-    return not (value.isdigit() or value.lower() in _BORING or value.startswith(("[", REDACTED)))
+    """Not a number, a boolean or a placeholder; not what follows a file named like a secret word
+    (``tests/test_tokenize.py::test_x``: ``:test_x``; ``sqlparse/tokens.py:145:``: a line)."""
+    if value.isdigit() or value.lower() in _BORING or value.startswith(("[", REDACTED, ":")):
+        return False
+    return re.fullmatch(_LINE_NUMBERS, value) is None
 
 
 def redact_data(value: Any) -> Any:

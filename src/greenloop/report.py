@@ -13,6 +13,7 @@ from greenloop.orphans import describe
 from greenloop.parsers.model import Failure
 from greenloop.verify import CheckResult, StageRun
 from greenloop.verify_cache import Reuse
+from greenloop.wording import UNCOUNTED, verifier_state
 
 VERDICT_WORDS = {
     "green": "GREEN",
@@ -213,7 +214,7 @@ def render_run(data: dict[str, Any], fmt: str) -> str:
 
 def _trend(data: dict[str, Any]) -> str:
     counts = [
-        "green" if h["verdict"] == "green" else str(h["failures"] + h["errors"])
+        verifier_state(h["verdict"], h["failures"] + h["errors"])
         for h in data["history"]
         if h["verdict"] not in ("agent_failure",)
     ]
@@ -257,8 +258,9 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
             *(f"    | {line}" for line in tail.splitlines()),
             f"    full output: {where}",
         ]
+    counted = "" if h["verdict"] in UNCOUNTED else f"{h['failures'] + h['errors']} failing, "
     return [
-        f"  iter {h['iteration']}: {h['verdict']}{mark}, {h['failures'] + h['errors']} failing, "
+        f"  iter {h['iteration']}: {h['verdict']}{mark}, {counted}"
         f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
         f"{commit} {files}".rstrip()
     ]
@@ -285,7 +287,8 @@ def render_run_markdown(data: dict[str, Any]) -> str:
         delta = "" if h["delta"] is None else f"{h['delta']:+d}"
         files = ", ".join(f"`{f}`" for f in h["files_changed"][:4])
         commit = f"`{h['commit'][:10]}`" if h["commit"] else "—"
-        failing = "—" if h["verdict"] == "agent_failure" else h["failures"] + h["errors"]
+        uncounted = h["verdict"] == "agent_failure" or h["verdict"] in UNCOUNTED
+        failing = "—" if uncounted else h["failures"] + h["errors"]
         lines.append(
             f"| {h['iteration']} | {h['verdict']} | {failing} | {delta} | "
             f"{h['agent_s']:.0f} | {h['verifier_s']:.1f} | {commit} | {files} |"

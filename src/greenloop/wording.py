@@ -6,3 +6,14 @@ from __future__ import annotations
 def plural(count: int, noun: str, many: str = "") -> str:
     """``plural(1, "iteration")`` -> ``1 iteration``; ``many`` for irregular plurals."""
     return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+# a verifier that timed out or was killed has no failure count worth showing
+UNCOUNTED = {"timeout": "timed out", "killed": "killed"}
+
+
+def verifier_state(verdict: str, failing: int, unit: str = "") -> str:
+    """One verifier outcome in a progress line or trend: ``green``, ``3 failing``, ``timed out``."""
+    if verdict == "green":
+        return "green"
+    return UNCOUNTED.get(verdict) or f"{failing}{unit}"

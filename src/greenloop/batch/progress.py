@@ -21,10 +21,14 @@ class Progress(Protocol):
     def phases(self, phases: Mapping[str, str]) -> None: ...
 
 
-def make_progress(*, total: int, done: int, stream: TextIO = sys.stderr) -> Progress:
+def make_progress(
+    *, total: int, done: int, solved: int = 0, stream: TextIO = sys.stderr
+) -> Progress:
+    """``done``/``solved``: tasks finished (and solved) by an earlier run of the same batch."""
+    counts = Counts(total=total, done=done, solved=solved)
     if stream.isatty():
-        return LiveProgress(counts=Counts(total=total, done=done), stream=stream)
-    return LineProgress(counts=Counts(total=total, done=done), stream=stream)
+        return LiveProgress(counts=counts, stream=stream)
+    return LineProgress(counts=counts, stream=stream)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -87,7 +87,8 @@ def _next_steps(s: Mapping[str, Any], out: Path | None) -> list[str]:
     unsolved = [
         t
         for t in s.get("tasks", [])
-        if t.get("result") != "success" and Path(str(t.get("workspace") or "")).is_dir()
+        if t.get("result") not in ("success", "interrupted")  # interrupted: runs again on resume
+        and Path(str(t.get("workspace") or "")).is_dir()
     ]
     if not unsolved:
         return []

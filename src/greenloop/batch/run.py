@@ -65,9 +65,12 @@ def run_batch(
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     with _driver_lock(out):
-        plan = results.plan_run(task_list, results.read_rows(out), redo=redo)
+        rows = results.read_rows(out)
+        plan = results.plan_run(task_list, rows, redo=redo)
         jobs = _jobs(plan.todo, out, agent, overrides or {}, max_parallel_agents, executor)
-        show = progress or make_progress(total=len(task_list), done=len(plan.done))
+        latest = results.latest_by_id(r for r in rows if r.get("result") not in results.RESUMABLE)
+        solved = sum(latest[i].get("result") == "success" for i in plan.done)
+        show = progress or make_progress(total=len(task_list), done=len(plan.done), solved=solved)
         for line in plan.changed:
             show.note(line)
         ran: list[dict[str, Any]] = []

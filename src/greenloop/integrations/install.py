@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,14 +22,46 @@ from greenloop.errors import FatalError
 HOOK_COMMAND = "greenloop hook claude-stop"
 HOOK_TIMEOUT_S = 600  # Claude Code kills a hook after its timeout and lets the agent stop
 HOOK_ENTRY: dict[str, Any] = {"type": "command", "command": HOOK_COMMAND, "timeout": HOOK_TIMEOUT_S}
+INSTALLED = {
+    "added": "added the Stop hook to",
+    "updated": "updated the Stop hook's command in",
+    "unchanged": "the Stop hook is already in",
+}
 
 
 def main_install(args: argparse.Namespace) -> int:
     path = settings_path(Path(args.repo), global_=args.global_)
-    changed = install_claude(path)
-    state = "added the Stop hook to" if changed else "the Stop hook is already in"
-    print(f"greenloop: {state} {path}")
+    command = hook_command()
+    done = install_claude(path, command)
+    print(f"greenloop: {INSTALLED[done]} {path}")
+    if command != HOOK_COMMAND:
+        print(
+            f"  it runs {command}: the `greenloop` on PATH (if any) is not this one, and Claude "
+            "Code would not find this one by name. For settings others share, put greenloop on "
+            "PATH and run install again."
+        )
     return 0
+
+
+def hook_command(environ: Mapping[str, str] = os.environ) -> str:
+    """``greenloop hook claude-stop`` when the ``greenloop`` on PATH is this installation (its
+    script runs an interpreter of this one's folder: ``python3`` beside ``python``); else this installation by its path, which a Claude Code started
+    from another shell (no venv activated) still finds."""
+    found = shutil.which("greenloop", path=environ.get("PATH"))
+    here = os.path.dirname(os.path.abspath(sys.executable))
+    if found and os.path.dirname(_interpreter_of(found)) == here:
+        return HOOK_COMMAND
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m {HOOK_COMMAND}"
+
+
+def _interpreter_of(script: str) -> str:
+    """The interpreter a console script's ``#!`` line names ("" for anything else)."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return os.path.abspath(first[2:].strip()) if first.startswith("#!/") else ""
 
 
 def main_uninstall(args: argparse.Namespace) -> int:
@@ -49,15 +84,20 @@ def settings_path(repo: Path, *, global_: bool, environ: Mapping[str, str] = os.
     return (root or repo.resolve()) / ".claude" / "settings.json"
 
 
-def install_claude(path: Path) -> bool:
-    """Add our Stop hook unless it is there; True when the file changed."""
+def install_claude(path: Path, command: str = HOOK_COMMAND) -> str:
+    """Add our Stop hook unless it is there; an entry of ours with another command (a
+    ``greenloop`` Claude Code cannot find) gets this one. "added", "updated" or "unchanged"."""
     settings = read_settings(path)
     stop = _stop_groups(settings, path)
-    if any(_is_ours(hook) for group in stop for hook in _group_hooks(group)):
-        return False
-    stop.append({"hooks": [dict(HOOK_ENTRY)]})
+    ours = [hook for group in stop for hook in _group_hooks(group) if _is_ours(hook)]
+    if ours and all(hook.get("command") == command for hook in ours):
+        return "unchanged"
+    for hook in ours:
+        hook["command"] = command
+    if not ours:
+        stop.append({"hooks": [{**HOOK_ENTRY, "command": command}]})
     write_settings(path, settings)
-    return True
+    return "updated" if ours else "added"
 
 
 def uninstall_claude(path: Path) -> bool:

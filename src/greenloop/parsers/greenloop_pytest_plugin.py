@@ -2,10 +2,11 @@
 
 Loaded with ``PYTHONPATH=<a dir holding only this file>`` and ``PYTEST_PLUGINS=greenloop_pytest_plugin``
 so it works in whatever environment runs the user's pytest. Depends only on pytest and the standard
-library (no greenloop imports: it runs inside the user's interpreter). It never changes the run: every
-hook swallows its own errors, and it writes nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset.
-The one exception is greenloop's failing-first run (issue 7): ``GREENLOOP_PYTEST_SELECT`` (node ids
-and test files, one a line) deselects every other item and ``GREENLOOP_PYTEST_FAILFAST`` acts as ``-x``.
+library (no greenloop imports: it runs inside the user's interpreter). Every hook swallows its own
+errors, and it does nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset. It changes the run in
+two ways only: ``--lf`` and ``--sw`` are turned off (a partial run is no verification), and
+greenloop's failing-first run (issue 7) selects: ``GREENLOOP_PYTEST_SELECT`` (node ids and test
+files, one a line) deselects every other item and ``GREENLOOP_PYTEST_FAILFAST`` acts as ``-x``.
 
 Each line is one event, flushed at once, so a run killed halfway still leaves what it did (the test it
 was in when it died: a ``start`` without a ``report`` for ``teardown``).
@@ -49,6 +50,18 @@ def _worker_id(config: Any) -> str:
     if isinstance(workerinput, dict):
         return str(workerinput.get("workerid", "worker"))
     return ""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: Any) -> None:
+    """A verification runs the whole suite: ``--lf`` or ``--sw`` from the project's addopts or
+    PYTEST_ADDOPTS (a developer's quick loop) would run only the last failures and call it green.
+    Turned off here, before the cache plugin reads them at configure time."""
+    with contextlib.suppress(Exception):
+        if os.environ.get(ENV_DIR):
+            for option in ("lf", "stepwise", "stepwise_skip"):
+                if getattr(config.option, option, False):
+                    setattr(config.option, option, False)
 
 
 def pytest_configure(config: Any) -> None:

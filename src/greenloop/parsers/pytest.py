@@ -71,7 +71,13 @@ _VERBOSE = re.compile(
     re.MULTILINE,
 )
 _WORKER_CRASH = re.compile(r"worker '(?P<worker>[^']+)' crashed while running '(?P<id>[^'\n]+)'")
+# an exception's repr inside an assertion: `assert not NameError("name 'x' is not defined")`
+_EMBEDDED_EXCEPTION = re.compile(
+    r"\b(?P<type>[A-Z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<message>.+?)(?P=q)\)"
+)
+_NAMES_ITS_SITE = frozenset({"NameError", "AttributeError", "ImportError", "UnboundLocalError"})
 _STARTUP_TRACEBACK = "Traceback (most recent call last):"
+_CONFTEST_ERROR = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.$", re.M)
 _SESSION_BANNER = "test session starts"
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
 _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
@@ -101,7 +107,39 @@ def parse(inp: ParserInput) -> ParseResult:
     plugin = pytest_artifacts.read(inp.artifacts, inp.root)
     if plugin is not None:
         result = pytest_artifacts.combine(plugin, result)
-    return _with_explained_lines(result, text[:HEAD], inp.root)
+    return _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+
+
+def _with_raised_elsewhere(result: ParseResult) -> ParseResult:
+    """A first failure that only shows an exception caught for it (click's CliRunner: ``assert not
+    NameError("name 'Countre' is not defined")``, ``result.exception``) gets the line that raised
+    it, from the failures that raised it uncaught (click-4: ``src/click/core.py:1128``), when
+    they all raised it at that one line. Only errors whose message names what is missing (a
+    misspelt name or attribute): "'NoneType' object is not callable" is raised at other lines by
+    other tests (click-3: termui.py:272 for a prompt, types.py:1292 for this test)."""
+    first = next((i for i, f in enumerate(result.failures) if f.severity == "error"), None)
+    if first is None:
+        return result
+    failure = result.failures[first]
+    shown = _EMBEDDED_EXCEPTION.search(failure.message)
+    if shown is None or shown["type"] not in _NAMES_ITS_SITE:
+        return result
+    raised = [
+        other
+        for other in result.failures
+        if other.error_type.rsplit(".", 1)[-1] == shown["type"]
+        and other.message == shown["message"]
+        and other.file
+    ]
+    if len({(other.file, other.line) for other in raised}) != 1:
+        return result
+    other = raised[0]
+    frame = other.frames[-1] if other.frames else None
+    code = f" in {frame.function}: {frame.source}" if frame and frame.source else ""
+    note = f"{shown['type']} raised at {other.file}:{other.line}{code} (in {other.id})"
+    failures = list(result.failures)
+    failures[first] = replace(failure, detail=(note, *failure.detail))
+    return replace(result, failures=tuple(failures))
 
 
 def _with_explained_lines(result: ParseResult, text: str, root: str) -> ParseResult:
@@ -453,10 +491,20 @@ def _crashes(text: str, root: str) -> tuple[list[Failure], tuple[str, ...]]:
 
 
 def _startup_crash(text: str, root: str) -> list[Failure]:
-    """pytest died importing itself, before its session began: a traceback and nothing else
-    (pluggy's own suite, where pytest imports the pluggy under test: a SyntaxError seeded in
-    ``src/pluggy/_result.py`` ends ``pytest``'s start-up). The traceback names the line."""
-    start = text.find(_STARTUP_TRACEBACK)
+    """pytest stopped before its session began, with no report: its conftest would not import
+    (click's tests/conftest.py imports click, and a SyntaxError seeded in src/click/utils.py ends
+    there, exit 4), or pytest died importing itself (pluggy's own suite: pytest imports the
+    pluggy under test). The traceback names the line."""
+    conftest = _CONFTEST_ERROR.search(text)
+    if conftest is not None:
+        start, name = conftest.end(), relative(conftest["path"], root)
+        what = f"pytest could not load {name}: no test ran"
+    else:
+        start, name, what = (
+            text.find(_STARTUP_TRACEBACK),
+            "pytest",
+            "pytest could not start: no test ran",
+        )
     if start < 0 or _SESSION_BANNER in text[:start]:
         return []
     tb = parse_traceback(text[start:].splitlines(), root)
@@ -466,13 +514,13 @@ def _startup_crash(text: str, root: str) -> list[Failure]:
     return [
         Failure(
             kind=Kind.CRASH,
-            id="pytest",
+            id=name,
             file=last.file if last else "",
             line=last.line if last else None,
             error_type=tb.error_type,
             message=tb.message,
             frames=tb.frames,
-            detail=("pytest could not start: no test ran",),
+            detail=(what,),
         )
     ]
 

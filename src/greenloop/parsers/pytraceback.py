@@ -154,9 +154,13 @@ class _Reader:
         )
 
     def _pending_def(self) -> str:
+        """The function holding the ``>`` line: the nearest ``def`` indented less than it (a
+        function the test defines inside itself, click's ``def copy(item):``, ends above it)."""
+        marked = next((t for t in reversed(self.pending) if t.startswith(">")), None)
+        limit = _indent(" " + marked[1:]) if marked is not None else None
         for text in reversed(self.pending):
             m = _DEF.match(text)
-            if m:
+            if m and (limit is None or _indent(text) < limit):
                 return m.group(1)
         return ""
 
@@ -165,6 +169,10 @@ class _Reader:
             if text.startswith(">"):
                 return text[1:].strip()
         return ""
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def parse_traceback(lines: Sequence[str], root: str = "") -> Traceback:

@@ -15,6 +15,12 @@ NODE_UNCAUGHT = re.compile(
     re.M,
 )
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
+# pytest -q's summary has no "=" border: "1 failed, 3 passed in 0.12s" (a wrapper script's pytest -q)
+_PYTEST_QUIET = re.compile(
+    r"^(?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)(?:, )?)+"
+    r" in [\d.]+s(?: \([^)\n]*\))?[ \t]*$",
+    re.M,
+)
 # (family, cheap substring markers): any marker present selects the family
 MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cargo", ("test result: ", "\nerror[E", "process didn't exit successfully")),
@@ -80,7 +86,8 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         return []
     text = "\n" + (inp.merged or inp.stdout + "\n" + inp.stderr)
     found = [family for family, markers in MARKERS if any(m in text for m in markers)]
-    if "\n=" in text and _PYTEST_SUMMARY.search(text[-20000:]):
+    tail = text[-20000:]
+    if ("\n=" in text and _PYTEST_SUMMARY.search(tail)) or _PYTEST_QUIET.search(tail):
         found.insert(0, "pytest")
     if "unittest" in found and "pytest" in found:
         found.remove("unittest")

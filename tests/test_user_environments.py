@@ -343,3 +343,30 @@ def test_check_does_not_trust_a_pytest_run_that_reran_only_the_last_failures_wit
     out = greenloop(root, "check")
     assert out.returncode == 5, out.stdout + out.stderr
     assert "pytest ran only the last failures" in out.stdout
+
+
+VAR = "GREENLOOP_TEST_DATABASE_URL"
+READS_VAR = f'import os\n\nDB = os.environ["{VAR}"]\nCOLORS = {{"red": 1}}\n'
+USES_DB = "from settings import DB\n\n\ndef test_db():\n    assert DB\n"
+USES_COLORS = "from settings import COLORS\n\n\ndef test_c():\n    assert COLORS['blue']\n"
+
+
+def test_check_calls_a_missing_environment_variable_the_environments_not_the_codes(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"settings.py": READS_VAR, "test_settings.py": USES_DB})
+    env = {k: v for k, v in os.environ.items() if k != VAR}
+    out = greenloop(root, "check", env=env)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"the environment variable {VAR} is not set" in out.stdout
+    assert f"Set {VAR} where the verifier runs" in out.stdout
+    assert greenloop(root, "check", env={**env, VAR: "sqlite://"}).returncode == 0
+
+
+def test_check_leaves_a_key_error_of_the_codes_own_mapping_to_the_agent(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"settings.py": READS_VAR, "test_settings.py": USES_COLORS})
+    out = greenloop(root, "check", env={**os.environ, VAR: "sqlite://"})
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "KeyError: 'blue'" in out.stdout

@@ -260,6 +260,7 @@ def _told_by_output(
         dependencies_only(run, parsed)
         or crash_in_dependencies(parsed)
         or hooks_of_an_older_pytest(text)
+        or unset_variable(parsed)
     )
     if theirs is not None:
         return theirs
@@ -356,6 +357,25 @@ def crash_in_dependencies(parsed: ParseResult) -> Classification | None:
         ),
         evidence=f"{first.file}:{first.line}: {first.error_type}: {first.message}",
     )
+
+
+def unset_variable(parsed: ParseResult) -> Classification | None:
+    """``KeyError: 'DATABASE_URL'`` raised by a line that reads ``os.environ["DATABASE_URL"]``: the
+    variable is not set where the verifier runs. The agent would "fix" it with a made-up default;
+    one the agent's own edit reads is its to fix (the loop sends failures in touched files)."""
+    for failure in parsed.errors:
+        name = failure.message.strip("'\"") if failure.error_type == "KeyError" else ""
+        reads = re.compile(r"environ\[\s*(['\"])" + re.escape(name) + r"\1\s*\]")
+        frame = next((f for f in failure.frames if name and reads.search(f.source)), None)
+        if frame is not None:
+            return Classification(
+                verdict=Verdict.ENV_FAILURE,
+                reasons=(f"the environment variable {name} is not set",),
+                evidence=f"{frame.file}:{frame.line}: {frame.source.strip()}",
+                advice=f"Set {name} where the verifier runs (export it before greenloop, or in the "
+                "stage's command), then re-run.",
+            )
+    return None
 
 
 def _repository_file(path: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -370,3 +371,40 @@ def test_check_leaves_a_key_error_of_the_codes_own_mapping_to_the_agent(
     out = greenloop(root, "check", env={**os.environ, VAR: "sqlite://"})
     assert out.returncode == 1, out.stdout + out.stderr
     assert "KeyError: 'blue'" in out.stdout
+
+
+SERVES = (
+    "import socket\n\nPORT = {port}\n\n\ndef test_serves():\n    server = socket.socket()\n"
+    "    server.bind(('127.0.0.1', PORT))\n    server.close()\n"
+)
+CALLS = (
+    "import socket\n\nPORT = {port}\n\n\ndef test_calls():\n"
+    "    socket.create_connection(('127.0.0.1', PORT), timeout=5).close()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("test", "listening", "reason"),
+    [
+        (SERVES, True, "a port the tests need is in use by another process"),
+        (CALLS, False, "a service is not running"),
+    ],
+    ids=["port-taken", "service-down"],
+)
+def test_check_calls_a_taken_port_or_a_stopped_service_the_environments(
+    make_repo: Callable[..., Path], test: str, listening: bool, reason: str
+) -> None:
+    holder = socket.socket()  # another process's server (this one's, for the test)
+    holder.bind(("127.0.0.1", 0))
+    port = holder.getsockname()[1]
+    if listening:
+        holder.listen()
+    else:
+        holder.close()  # nothing listens there any more
+    try:
+        root = make_repo({"test_net.py": test.format(port=port)})
+        out = greenloop(root, "check")
+    finally:
+        holder.close()
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert reason in out.stdout

@@ -17,6 +17,7 @@ PY = sys.executable
 
 CALC_BUGGY = "def double(x: int) -> int:\n    return x * 3\n"
 CALC_TEST = "from calc import double\n\n\ndef test_double() -> None:\n    assert double(2) == 4\n"
+SCRIPT = CALC_TEST + "\n\ntest_double()\n"  # the test as a plain script: no pytest start-up
 
 
 def greenloop(root: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -53,9 +54,9 @@ def test_run_with_an_agent_that_edits_nothing_says_so_and_where_its_output_is(
 ) -> None:
     """A misconfigured agent (no write permission, wrong directory) exited 0 without an edit and
     the run said "the agent is stuck on a wrong hypothesis": it never had one."""
-    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST})
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
     done = greenloop(
-        root, "run", "--agent", "echo looks fine to me", "-y", "--", PY, "-m", "pytest", "-q"
+        root, "run", "--agent", "echo looks fine to me", "-y", "--", PY, "-B", "test_calc.py"
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "STALLED — the agent changed no file" in done.stdout
@@ -70,14 +71,18 @@ def test_run_stopped_by_a_regression_reports_the_checkpoints_failures_and_names_
     agent-facing note read "Your last edit was reverted: ." and "next" said "inspect the attempt
     ref" without naming one."""
     calc = CALC_BUGGY + "\n\ndef half(x: int) -> int:\n    return x // 2\n"
-    tests = CALC_TEST + "\n\ndef test_half() -> None:\n    from calc import half\n\n"
-    tests += "    assert half(4) == 2\n"
+    tests = (
+        "import unittest\n\nfrom calc import double, half\n\n\n"
+        "class TestCalc(unittest.TestCase):\n"
+        "    def test_double(self) -> None:\n        self.assertEqual(double(2), 4)\n\n"
+        "    def test_half(self) -> None:\n        self.assertEqual(half(4), 2)\n"
+    )
     root = make_repo({"calc.py": calc, "test_calc.py": tests})
     worse = "sed -i 's|x // 2|x // 3|' calc.py"
-    done = greenloop(root, "run", "--agent", worse, "-y", "--", PY, "-m", "pytest", "-q")
+    done = greenloop(root, "run", "--agent", worse, "-y", "--", PY, "-B", "-m", "unittest")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "REGRESSION" in done.stdout
-    assert "still failing: test_calc.py::test_double" in done.stdout
+    assert "still failing: test_calc.TestCalc.test_double" in done.stdout
     assert "test_half" not in done.stdout.split("Last digest:")[0].split("REGRESSION")[1]
     assert "Your last edit was reverted: it made failures rise from 1 to 2." in done.stdout
     next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
@@ -109,9 +114,9 @@ def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_
 ) -> None:
     """Stopped while the verifier checked iteration 1, the summary said "0/5 iterations" and
     "interrupted" with no word of the agent's committed edit or of what was running."""
-    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST})
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
     started = tmp_path / "verifying"
-    verify = f"if [ -f fixed.txt ]; then touch {started}; sleep 120; fi; {PY} -m pytest -q"
+    verify = f"if [ -f fixed.txt ]; then touch {started}; sleep 120; fi; {PY} -B test_calc.py"
     agent = "sed -i 's/x \\* 3/x * 2/' calc.py; echo yes > fixed.txt"
     initial = git_show(root, "--format=%H", "-s", "HEAD").strip()
     proc = subprocess.Popen(
@@ -142,8 +147,8 @@ def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_wo
     """The batch summary said "stalled: the same failure twice" and stopped: no word of where the
     task's digest and kept attempt are (its run record, in its workspace). Resumed, its progress
     line counted "0 solved" beside a task an earlier run had solved."""
-    make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST}, name="calc")
-    verify = f"{PY} -B -m pytest -q -p no:cacheprovider"
+    make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT}, name="calc")
+    verify = f"{PY} -B test_calc.py"
     fixed = {"id": "fixed", "repo": "calc", "agent": "sed -i 's/x \\* 3/x * 2/' calc.py"}
     stuck = {"id": "stuck", "repo": "calc", "agent": "echo no idea"}
     tasks = tmp_path / "TASKS.jsonl"
@@ -160,8 +165,8 @@ def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_wo
     command = shlex.split(nxt.split(": ", 2)[2])
     assert command[:3] == ["greenloop", "-C", str(out / "work" / "stuck")]
     shown = greenloop(tmp_path, *command[1:])
-    assert "STALLED" in shown.stdout, shown.stdout + shown.stderr
-    assert "test_calc.py::test_double" in shown.stdout
+    assert "STALLED — the agent changed no file" in shown.stdout, shown.stdout + shown.stderr
+    assert "assert double(2) == 4" in shown.stdout
 
 
 def test_run_whose_agent_makes_the_verifier_exit_0_says_why_green_is_untrusted(

@@ -87,6 +87,10 @@ ENV_PATTERNS = (
     (r"^.*No space left on device.*$", "the disk is full"),
     (r"^.*(?:Connection refused|ECONNREFUSED).*$", "a service is not running"),
     (
+        r"^.*(?:Address already in use|EADDRINUSE).*$",
+        "a port the tests need is in use by another process",
+    ),
+    (
         r"^.*(?:error while loading shared libraries|cannot open shared object file).*$",
         "a system library is missing",
     ),

@@ -206,3 +206,21 @@ def test_run_whose_verifier_times_out_says_timed_out_not_one_failing(
     assert "· timed out → timed out" in progress
     assert "failing: timed out → timed out" in done.stdout
     assert "1 failing" not in progress + done.stdout
+
+
+def test_run_whose_verifier_cannot_start_reads_as_an_environment_failure_in_whole_sentences(
+    make_repo: Callable[..., Path],
+) -> None:
+    """A fresh clone without node_modules printed "iter 0 · environment failure …", "1 failing
+    (env_failure)" and a reason cut mid-sentence: "… the agent was not asked to"."""
+    root = make_repo({"calc.py": CALC_BUGGY})
+    done = greenloop(root, "run", "--agent", "true", "-y", "--", "greenloop-no-such-tool")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "baseline · environment failure; re-running once" in done.stderr
+    assert "iter 0" not in done.stderr
+    assert (
+        "ENV_FAILURE — an environment failure twice: not the code's fault, so the agent is not asked to fix it\n"
+        in done.stdout
+    )
+    assert "failing: environment failure" in done.stdout
+    assert "1 failing" not in done.stdout + done.stderr

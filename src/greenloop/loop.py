@@ -329,7 +329,8 @@ def verify_and_decide(
         check = replace(check, duration_s=check.duration_s + spent)
         decision = _decide(run, obs)
     if decision.action is Action.RERUN:
-        run.progress(f"iter {iteration} · {decision.reason}")
+        step = f"iter {iteration}" if iteration else "baseline"
+        run.progress(f"{step} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
         decision = _decide(run, obs)
     run.prev_check, run.prev_digest = run.last_check, run.last_digest

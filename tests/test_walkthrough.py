@@ -224,3 +224,20 @@ def test_run_whose_verifier_cannot_start_reads_as_an_environment_failure_in_whol
     )
     assert "failing: environment failure" in done.stdout
     assert "1 failing" not in done.stdout + done.stderr
+
+
+def test_run_with_on_fail_keep_says_the_commits_stay_and_how_to_take_them_off(
+    make_repo: Callable[..., Path],
+) -> None:
+    """With --on-fail keep a stalled run left its commits on the branch and said nothing of them."""
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
+    initial = git_show(root, "--format=%H", "-s", "HEAD").strip()
+    args = ("--agent", "echo '# looked' >> calc.py", "-y", "--on-fail", "keep")
+    done = greenloop(root, "run", *args, "--", PY, "-B", "test_calc.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    assert "The iteration commits stay on main (--on-fail keep)" in next_line
+    command = next_line.split("; ")[-1].removesuffix(" takes them off.").split()
+    assert command[:3] == ["git", "reset", "--keep"]
+    subprocess.run(command, cwd=root, check=True, capture_output=True)
+    assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial

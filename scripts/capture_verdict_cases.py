@@ -571,7 +571,7 @@ CASES += [
     ),
     Case(
         tool="node-test",
-        name="abbrev-js-0",
+        name="abbrev-js-glob-0",
         repo="npm/abbrev-js",
         commit="1d40d021a44c834b9a6530cdb02611095a6248fe",  # test: node --test './test/**/*.js'
         argv=["npm", "test"],

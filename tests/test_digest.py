@@ -365,3 +365,15 @@ def test_digest_names_where_an_exception_the_test_only_caught_was_raised() -> No
     # click-3: "'NoneType' object is not callable" is raised at other lines by other tests
     result, root = load("pytest", "click-3")
     assert "raised at" not in build_digest(result, root=root).text
+
+
+def test_a_failure_block_past_the_summary_lines_read_is_not_given_to_another_test() -> None:
+    # click-6: 1 174 failures, the middle of the output dropped by the byte cap, the summary read
+    # up to its 500th line: test_termui.py's test_flag_value_prompt blocks, whose summary lines
+    # were not read, were handed to test_basic.py's unmatched ids ("at tests/test_termui.py:1726")
+    result, _ = load("pytest", "click-6")
+    failures = result.runs[0].parsed.failures
+    located = {f.id: f.file for f in failures if f.id.startswith("tests/test_basic.py::")}
+    assert located
+    assert all(file != "tests/test_termui.py" for file in located.values()), located
+    assert any(f.id.startswith("tests/test_termui.py::test_flag_value_prompt[") for f in failures)

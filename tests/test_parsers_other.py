@@ -393,6 +393,47 @@ def test_node_uncaught_syntax_error_is_the_first_error_when_no_runner_reported()
     assert error.message == "Invalid or unexpected token"
 
 
+def test_vitest_gives_each_test_of_a_group_that_failed_alike_the_groups_one_error() -> None:
+    # unjs/ufo, vitest 4: 12 ` FAIL  … > normalizeURL > …` lines, then their one ReferenceError;
+    # the first failing test had no error, no message and no place
+    _, inp = _load(REAL / "vitest" / "ufo-3" / "case.json")
+    tests = [f for f in parse_output(inp).errors if f.kind == "test"]
+    assert len(tests) == 39
+    first = tests[0]
+    assert first.id == "test/normalize.test.ts > normalizeURL > .?foo=123"
+    assert (first.error_type, first.message) == (
+        "ReferenceError",
+        "decodeQueryKeyTypo is not defined",
+    )
+    assert (first.file, first.line) == ("src/query.ts", 61)
+
+
+def test_vitest_puts_an_unhandled_source_type_error_first_when_typecheck_finds_one() -> None:
+    # ufo-4: `return ! object as T` (src/query.ts:74); `vitest run --typecheck` reports the type
+    # error under "Unhandled Source Error", after 33 failing tests: it was not read at all
+    _, inp = _load(REAL / "vitest" / "ufo-4" / "case.json")
+    first = parse_output(inp).errors[0]
+    assert (first.kind, first.error_type) == ("crash", "TypeCheckError")
+    assert first.message.startswith("Conversion of type 'boolean' to type 'T' may be a mistake")
+    assert (first.file, first.line) == ("src/query.ts", 74)
+
+
+def test_ava_3_names_the_error_it_caught_and_where_it_was_thrown() -> None:
+    # sindresorhus/slugify, ava 3: "✖ main Error thrown in test", then the error as util.inspect
+    # ("ReferenceError {", "message: '…'") and "\u203a slugify (file://index.js:69:3)" pointers: none
+    # of it was read, the digest was the output's tail (the 20 failures' list, then a cut)
+    _, inp = _load(REAL / "ava" / "slugify-3" / "case.json")
+    result = parse_output(inp)
+    assert len(result.errors) == 20
+    first = result.errors[0]
+    assert (first.id, first.error_type, first.message) == (
+        "main",
+        "ReferenceError",
+        "decamelizeTypo is not defined",
+    )
+    assert (first.file, first.line, first.frames[-1].function) == ("index.js", 69, "slugify")
+
+
 def test_a_runners_killed_lines_are_reported_as_killed(tmp_path: Path) -> None:
     script = tmp_path / "test-all.sh"
     script.write_text(

@@ -222,8 +222,17 @@ def verdict_of(done: Any, found: Truth) -> str:
     if done.exit_code < 0 or found.killed:
         return "killed"
     if done.exit_code == 0:
-        return "untrusted" if found.failed else "green"
+        return "untrusted" if found.failed or _diagnosed(done) else "green"
     return "failed"
+
+
+# ts-jest's own diagnostic of a source it compiled anyway: "ts-jest[ts-compiler] (WARN) f.ts:13:24 -
+# error TS1005: ')' expected." (TypeScript's recovery emitted code that passes: jest exits 0)
+_TS_JEST_ERROR = re.compile(r"^ts-jest\[[\w-]+\] \(WARN\) \S+:\d+:\d+ - error TS\d+:", re.M)
+
+
+def _diagnosed(done: Any) -> bool:
+    return bool(_TS_JEST_ERROR.search(strip_ansi(done.stdout + "\n" + done.stderr)))
 
 
 def _counts(found: Truth) -> dict[str, int] | None:

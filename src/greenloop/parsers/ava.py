@@ -8,22 +8,34 @@ from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, 
 from greenloop.parsers.js_tests import js_frames, project_frame, split_error
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
 
-_FAIL = re.compile(r"^ +✘ \[fail\]: (?P<text>.+)$")
+# ava 6: "✘ [fail]: title message"; ava 3: "✖ title message"
+_FAIL = re.compile(r"^ +(?:✘ \[fail\]:|✖) (?P<text>.+)$")
 _PASS = re.compile(r"^ +✔ ")
 _TOTAL = re.compile(
     r"^  (?P<n>\d+) (?:tests?|known failures?) (?P<what>passed|failed|skipped|todo)\b"
     r"|^  (?P<n2>\d+) (?P<what2>uncaught exceptions?|unhandled rejections?)$"
 )
 _LOCATION = re.compile(r"^  (?P<file>[^\s:]+):(?P<line>\d+)$")
-_POINTER = re.compile(r"^  \u203a (?P<file>[^\s:]+):(?P<line>\d+)(?::\d+)?$")
+# "\u203a test.js:5" (ava 6), "\u203a slugify (file://index.js:69:3)", "\u203a file://test.js:157:7" (ava 3)
+_POINTER = re.compile(
+    r"^  \u203a (?:(?P<fn>[^\s(]+) \()?(?:file://)?(?P<file>[^\s:()]+):(?P<line>\d+)(?::\d+)?\)?$"
+)
+# util.inspect of the error ava 3 caught: "ReferenceError {", "message: 'x is not defined',"
+_INSPECTED = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception)|Error) \{$")
+_INSPECTED_MESSAGE = re.compile(r"^message: (?P<q>['\"`])(?P<msg>.*)(?P=q),?$")
 _SOURCE = re.compile(r"^ +\d+: ")
 _RULE = "─"
-_INSPECT = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception) \{|message: .*|\})$")  # util.inspect
+_INSPECT = re.compile(r"^(?:(?:[A-Z]\w*)?(?:Error|Exception) \{|message: .*|\})$")  # util.inspect
 
 
 def parse(inp: ParserInput) -> ParseResult:
     lines = lines_of(inp)
-    fails = [m["text"].strip() for line in lines if "[fail]" in line and (m := _FAIL.match(line))]
+    fails = [
+        m["text"].strip()
+        for line in lines
+        if "✘ [fail]" in line or "✖ " in line
+        if (m := _FAIL.match(line))
+    ]
     failures = _blocks(lines, fails, inp.root) if fails else []
     return ParseResult(tool="ava", failures=tuple(failures[:MAX_FAILURES]), counts=_counts(lines))
 
@@ -53,11 +65,11 @@ def _blocks(lines: list[str], fails: list[str], root: str) -> list[Failure]:
 def _failure(title: str, body: list[str], root: str) -> Failure:
     where = next((m for b in body if (m := _LOCATION.match(b))), None)
     pointers = [
-        Frame(file=relative(m["file"], root), line=to_int(m["line"]))
+        Frame(file=relative(m["file"], root), line=to_int(m["line"]), function=m["fn"] or "")
         for b in body
         if (m := _POINTER.match(b))
     ]
-    frames = (*js_frames(body, root), *pointers)
+    frames = (*js_frames(body, root), *reversed(pointers))  # ava prints the innermost first
     at = project_frame(frames) or (pointers[0] if pointers else None)
     text = [
         b.strip()
@@ -66,10 +78,11 @@ def _failure(title: str, body: list[str], root: str) -> Failure:
         and not (_LOCATION.match(b) or _POINTER.match(b) or _SOURCE.match(b))
         and not b.lstrip().startswith("at ")
     ]
+    thrown = _inspected(text)
     text = [t for t in text if not _INSPECT.match(t)]
     error_type, message = next(
         ((t, m) for line in text if (t := split_error(line)[0]) for m in [split_error(line)[1]]),
-        ("", ""),
+        thrown,
     )
     if not text or not text[0].startswith("Error thrown in test"):
         message = text[0] if text else ""
@@ -81,8 +94,18 @@ def _failure(title: str, body: list[str], root: str) -> Failure:
         error_type=error_type,
         message=message.rstrip(":").strip(),
         frames=frames,
-        detail=capped(text[1:]),
+        detail=capped(text if thrown[0] else text[1:]),  # "Error thrown in test:" kept
     )
+
+
+def _inspected(text: list[str]) -> tuple[str, str]:
+    """The type and message of the error ava printed with util.inspect (ava 3), else empty."""
+    for n, line in enumerate(text[:-1]):
+        head = _INSPECTED.match(line)
+        said = _INSPECTED_MESSAGE.match(text[n + 1]) if head else None
+        if head and said:
+            return head["type"], said["msg"]
+    return "", ""
 
 
 def _counts(lines: list[str]) -> Counts:

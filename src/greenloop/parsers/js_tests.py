@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from greenloop.parsers.generic import MAX_FAILURES, capped, relative, to_int
 from greenloop.parsers.model import Counts, Failure, Frame, Kind
@@ -153,16 +154,47 @@ def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
     failures: list[Failure] = []
     i = 0
     while i < len(lines) and len(failures) < MAX_FAILURES:
-        head = _VITEST_HEAD.match(lines[i]) if lines[i].startswith(" FAIL  ") else None
-        if not head:
+        names = _vitest_heads(lines, i)
+        if not names:
             i += 1
             continue
-        end = i + 1
-        while end < len(lines) and end - i < 400 and not _vitest_stop(lines[end]):
+        start = end = i + len(names)  # vitest 4 lists the tests that failed alike, then one error
+        while end < len(lines) and end - start < 400 and not _vitest_stop(lines[end]):
             end += 1
-        failures.append(_test_failure(head["name"], _vitest_body(lines[i + 1 : end]), root))
+        body = _vitest_body(lines[start:end])
+        failures += [_test_failure(name, body, root) for name in names]
         i = end
-    return failures, _vitest_counts(lines)
+    # an error outside the tests (a --typecheck type error in a source file) first: the cause
+    return _vitest_unhandled(lines, root) + failures[:MAX_FAILURES], _vitest_counts(lines)
+
+
+def _vitest_heads(lines: list[str], start: int) -> list[str]:
+    names: list[str] = []
+    for line in lines[start:]:
+        head = _VITEST_HEAD.match(line) if line.startswith(" FAIL  ") else None
+        if head is None:
+            break
+        names.append(head["name"])
+    return names
+
+
+# "⎯⎯⎯ Unhandled Rejection ⎯⎯⎯", "… Unhandled Source Error …" (a --typecheck type error in a source
+# file); "Unhandled Errors" heads the section
+_VITEST_UNHANDLED = re.compile(r"^⎯+ (?P<what>Unhandled (?!Errors )[A-Z][\w ]*?) ⎯+$")
+
+
+def _vitest_unhandled(lines: list[str], root: str) -> list[Failure]:
+    """Errors vitest caught outside any test: the run fails though every test may have passed."""
+    found: list[Failure] = []
+    for i, line in enumerate(lines):
+        m = _VITEST_UNHANDLED.match(line) if "Unhandled " in line else None
+        if m is None or len(found) >= MAX_FAILURES:
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if "⎯⎯" in lines[j]), len(lines))
+        failure = _test_failure(m["what"], _vitest_body(lines[i + 1 : end]), root)
+        place = f"{failure.file}:{failure.line}" if failure.file else m["what"]
+        found.append(replace(failure, kind=Kind.CRASH, id=place))
+    return found
 
 
 _SOURCE = re.compile(r"^\s+\d+\|")

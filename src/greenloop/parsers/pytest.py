@@ -99,6 +99,9 @@ _WARN_LOC = re.compile(r"^\s+(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<type>\w+
 _EXPLAINED = "These lines were always and only run by failing test cases:"
 _EXPLAINED_LOC = re.compile(r"^[ \t|E]*(?P<loc>[^\s|]+\.py:\d+)[ \t]*$")
 MAX_EXPLAINED = 12
+# a block title that is a test's own name (``test_x[a-1]``, ``TestX.test_y``), not pytest-mypy's
+# ``test session`` or ``[mypy] pkg/mod.py``
+_TEST_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:\[.*\])?$")
 _ERROR_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )(?P<name>.+)$")
 
 
@@ -451,6 +454,8 @@ def _claim(
         if i not in used and entry.category == category and _matches(entry.id, name):
             used.add(i)
             return entry
+    if name is not None and _TEST_NAME.match(name):
+        return None  # a test whose summary line was not read (past MAX_FAILURES): not another's
     for i in untitled:  # blocks and entries come in the same order
         if i not in used and entries[i].category == category:
             used.add(i)

@@ -190,3 +190,18 @@ def test_detect_runs_a_django_projects_tests_with_manage_py_unless_pytest_knows_
     assert cascade is not None
     [stage] = cascade.stages
     assert stage.argv[-2:] == expected, stage
+
+
+@pytest.mark.parametrize(("lock", "tool"), [("poetry.lock", "poetry"), ("pdm.lock", "pdm")])
+def test_detect_runs_pytest_in_the_venv_poetry_or_pdm_keeps_outside_the_project(
+    tmp_path: Path, lock: str, tool: str
+) -> None:
+    # Poetry keeps the venv in its cache: `python3 -m pytest` from PATH found no pytest there
+    write(tmp_path, {lock: "", "pyproject.toml": "[project]\nname = 'x'\n"})
+    on_path = {tool: f"/usr/local/bin/{tool}", "pytest": None}.get
+    assert python_interpreter(tmp_path, on_path, environ={}) == (tool, "run", "python")
+    # the user's activated venv, or no such tool installed: the interpreter on PATH, as before
+    assert python_interpreter(tmp_path, on_path, environ={"VIRTUAL_ENV": "/v"}) == ("python3",)
+    assert python_interpreter(tmp_path, {}.get, environ={}) == ("python3",)
+    write(tmp_path, {".venv/bin/python": ""})  # an in-project venv wins
+    assert python_interpreter(tmp_path, on_path, environ={}) == (".venv/bin/python",)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,13 +240,21 @@ def python_tool(root: Path, tool: str) -> tuple[str, ...]:
 
 
 def python_interpreter(
-    root: Path, which: Callable[[str], str | None] = _which, *, tool: str = "pytest"
-) -> tuple[str]:
-    """The project's interpreter: its virtualenv's, else the one running the ``tool`` on PATH."""
+    root: Path,
+    which: Callable[[str], str | None] = _which,
+    *,
+    tool: str = "pytest",
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[str, ...]:
+    """The project's interpreter: its virtualenv's; else, outside an activated venv, the one its
+    Poetry or PDM keeps elsewhere (``poetry run python``); else the one running ``tool`` on PATH."""
     for venv in (".venv", "venv"):
         exe = root / venv / "bin" / "python"
         if exe.is_file():
             return (str(exe.relative_to(root)),)
+    runner = () if environ.get("VIRTUAL_ENV") else _project_runner(root, which)
+    if runner:
+        return (*runner, "python")
     script = which(tool)
     interpreter = _shebang(Path(script)) if script else ""
     if not interpreter:
@@ -253,6 +262,17 @@ def python_interpreter(
     name = Path(interpreter).name
     # shown as the user types it when PATH finds the same interpreter by its short name
     return (name,) if which(name) == interpreter else (interpreter,)
+
+
+# lock file -> the tool that keeps the project's venv outside it (Poetry's cache, PDM's)
+PROJECT_RUNNERS = (("poetry.lock", "poetry"), ("pdm.lock", "pdm"))
+
+
+def _project_runner(root: Path, which: Callable[[str], str | None]) -> tuple[str, ...]:
+    for lock, tool in PROJECT_RUNNERS:
+        if (root / lock).is_file() and which(tool):
+            return (tool, "run")
+    return ()
 
 
 def _shebang(script: Path) -> str:

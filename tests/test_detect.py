@@ -192,8 +192,10 @@ def test_detect_runs_a_django_projects_tests_with_manage_py_unless_pytest_knows_
     assert stage.argv[-2:] == expected, stage
 
 
-@pytest.mark.parametrize(("lock", "tool"), [("poetry.lock", "poetry"), ("pdm.lock", "pdm")])
-def test_detect_runs_pytest_in_the_venv_poetry_or_pdm_keeps_outside_the_project(
+@pytest.mark.parametrize(
+    ("lock", "tool"), [("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv")]
+)
+def test_detect_runs_pytest_in_the_venv_poetry_pdm_or_pipenv_keeps_outside_the_project(
     tmp_path: Path, lock: str, tool: str
 ) -> None:
     # Poetry keeps the venv in its cache: `python3 -m pytest` from PATH found no pytest there

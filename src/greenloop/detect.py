@@ -247,7 +247,7 @@ def python_interpreter(
     environ: Mapping[str, str] = os.environ,
 ) -> tuple[str, ...]:
     """The project's interpreter: its virtualenv's; else, outside an activated venv, the one its
-    Poetry or PDM keeps elsewhere (``poetry run python``); else the one running ``tool`` on PATH."""
+    Poetry, PDM or Pipenv keeps elsewhere (``poetry run python``); else the one running ``tool`` on PATH."""
     for venv in (".venv", "venv"):
         exe = root / venv / "bin" / "python"
         if exe.is_file():
@@ -264,8 +264,8 @@ def python_interpreter(
     return (name,) if which(name) == interpreter else (interpreter,)
 
 
-# lock file -> the tool that keeps the project's venv outside it (Poetry's cache, PDM's)
-PROJECT_RUNNERS = (("poetry.lock", "poetry"), ("pdm.lock", "pdm"))
+# lock file -> the tool that keeps the project's venv outside it (Poetry's cache, PDM's, Pipenv's)
+PROJECT_RUNNERS = (("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv"))
 
 
 def _project_runner(root: Path, which: Callable[[str], str | None]) -> tuple[str, ...]:

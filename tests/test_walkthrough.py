@@ -206,3 +206,38 @@ def test_run_whose_verifier_times_out_says_timed_out_not_one_failing(
     assert "· timed out → timed out" in progress
     assert "failing: timed out → timed out" in done.stdout
     assert "1 failing" not in progress + done.stdout
+
+
+def test_run_whose_verifier_cannot_start_reads_as_an_environment_failure_in_whole_sentences(
+    make_repo: Callable[..., Path],
+) -> None:
+    """A fresh clone without node_modules printed "iter 0 · environment failure …", "1 failing
+    (env_failure)" and a reason cut mid-sentence: "… the agent was not asked to"."""
+    root = make_repo({"calc.py": CALC_BUGGY})
+    done = greenloop(root, "run", "--agent", "true", "-y", "--", "greenloop-no-such-tool")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "baseline · environment failure; re-running once" in done.stderr
+    assert "iter 0" not in done.stderr
+    assert (
+        "ENV_FAILURE — an environment failure twice: not the code's fault, so the agent is not asked to fix it\n"
+        in done.stdout
+    )
+    assert "failing: environment failure" in done.stdout
+    assert "1 failing" not in done.stdout + done.stderr
+
+
+def test_run_with_on_fail_keep_says_the_commits_stay_and_how_to_take_them_off(
+    make_repo: Callable[..., Path],
+) -> None:
+    """With --on-fail keep a stalled run left its commits on the branch and said nothing of them."""
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
+    initial = git_show(root, "--format=%H", "-s", "HEAD").strip()
+    args = ("--agent", "echo '# looked' >> calc.py", "-y", "--on-fail", "keep")
+    done = greenloop(root, "run", *args, "--", PY, "-B", "test_calc.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    assert "The iteration commits stay on main (--on-fail keep)" in next_line
+    command = next_line.split("; ")[-1].removesuffix(" takes them off.").split()
+    assert command[:3] == ["git", "reset", "--keep"]
+    subprocess.run(command, cwd=root, check=True, capture_output=True)
+    assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial

@@ -169,6 +169,6 @@ def collected_of(check: CheckResult) -> int | None:
 
 
 def failing_text(check: CheckResult) -> str:
-    if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED):
+    if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED, Verdict.ENV_FAILURE):
         return verifier_state(check.verdict.value, 0)
     return f"{failing_count(check)} failing ({check.verdict.value})"

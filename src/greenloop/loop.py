@@ -329,7 +329,8 @@ def verify_and_decide(
         check = replace(check, duration_s=check.duration_s + spent)
         decision = _decide(run, obs)
     if decision.action is Action.RERUN:
-        run.progress(f"iter {iteration} · {decision.reason}")
+        step = f"iter {iteration}" if iteration else "baseline"
+        run.progress(f"{step} · {decision.reason}")
         check, digest, obs = _observe(run, iteration, files, rerun=True)
         decision = _decide(run, obs)
     run.prev_check, run.prev_digest = run.last_check, run.last_digest
@@ -467,7 +468,8 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             edited=_edited(run),
             weakened=bool(run.suspicious),
         )
-        + _attempt_note(run, attempt),
+        + _attempt_note(run, attempt)
+        + _kept_note(run, decision.result),
         last_digest=run.last_digest.text if run.last_digest else "",
         record_dir=str(run.rec.path),
         agent=run.agent.name,
@@ -655,6 +657,16 @@ def _edited(run: RunState) -> bool:
     """The last agent call changed a file (or committed); no call yet counts as an edit."""
     last = run.history[-1] if run.history else None
     return last is None or bool(last.files_changed or last.agent_commits)
+
+
+def _kept_note(run: RunState, result: Result) -> str:
+    """--on-fail keep: the failed attempt's commits are on the branch; how to take them off."""
+    if result.passed or run.config.on_fail != "keep" or _head(run) == run.state.initial_sha:
+        return ""
+    return (
+        f" The iteration commits stay on {run.state.branch} (--on-fail keep); "
+        f"git reset --keep {run.state.initial_sha[:12]} takes them off."
+    )
 
 
 def _remaining(run: RunState) -> float:

@@ -152,7 +152,7 @@ def _environment(history: Sequence[Observation], obs: Observation) -> Decision |
         )
     return _stop(
         Result.ENV_FAILURE,
-        "environment failure twice: fix the environment; the agent was not asked to",
+        "an environment failure twice: not the code's fault, so the agent is not asked to fix it",
     )
 
 

@@ -8,8 +8,8 @@ def plural(count: int, noun: str, many: str = "") -> str:
     return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
-# a verifier that timed out or was killed has no failure count worth showing
-UNCOUNTED = {"timeout": "timed out", "killed": "killed"}
+# a verifier that timed out, was killed or could not run has no failure count worth showing
+UNCOUNTED = {"timeout": "timed out", "killed": "killed", "env_failure": "environment failure"}
 
 
 def verifier_state(verdict: str, failing: int, unit: str = "") -> str:

@@ -415,3 +415,23 @@ def test_pytest_parses_a_50_mb_log_in_well_under_seconds() -> None:
     assert result.errors[0].id == "tests/test_pipeline.py::test_run_scales_values"
     assert result.counts.summary_seen
     assert elapsed < HANG_GUARD_S  # a backtracking guard; bench/digest.py measures speed
+
+
+def test_pytest_coverage_gate_is_one_error_naming_the_files_under_100_percent_and_their_lines() -> (
+    None
+):
+    data = load(OUTPUTS / "pytest" / "coverage_gate.json")  # every test passed, exit 1
+    result = parse_case(data)
+    (gate,) = result.errors
+    assert gate.message == "Required test coverage of 90% not reached. Total coverage: 75.00%"
+    assert (gate.file, gate.line) == ("src/pkg/calc.py", 6)
+    assert gate.detail == ("src/pkg/calc.py: 75%, missing 6",)  # not __init__.py at 100 %
+    assert result.counts.passed == 1
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=1,
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    assert classify(run, result, command="pytest").verdict is Verdict.FAILED

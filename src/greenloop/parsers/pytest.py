@@ -34,6 +34,18 @@ _SUMMARY = re.compile(
 _PART = re.compile(
     r"(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
 )
+# pytest-cov: "FAIL Required test coverage of 100% not reached. Total coverage: 75.00%"
+_COVERAGE_GATE = re.compile(
+    r"^FAIL Required test coverage of [\d.]+% not reached\. Total coverage: [\d.]+%",
+    re.MULTILINE,
+)
+# a row of its table: Name Stmts Miss [Branch BrPart] Cover [Missing]
+_COVERAGE_ROW = re.compile(
+    r"^(?P<name>\S+\.py) +\d+ +\d+ +(?:\d+ +\d+ +)?(?P<cover>\d+(?:\.\d+)?)%"
+    r"(?: +(?P<missing>\S.*?))?[ \t]*$",
+    re.MULTILINE,
+)
+COVERAGE_ROWS = 10
 _BANNER = re.compile(r"^=+ test session starts =+[ \t]*$", re.MULTILINE)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
@@ -110,7 +122,46 @@ def parse(inp: ParserInput) -> ParseResult:
     plugin = pytest_artifacts.read(inp.artifacts, inp.root)
     if plugin is not None:
         result = pytest_artifacts.combine(plugin, result)
-    return _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+    result = _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+    return _with_coverage_gate(result, text) if inp.exit_code else result
+
+
+def _with_coverage_gate(result: ParseResult, text: str) -> ParseResult:
+    """pytest-cov's ``--cov-fail-under`` failing a run whose tests all passed: one error naming
+    the total and the files under 100 % with their missing lines, where the output held only a
+    coverage table the digest would cut. Beside failing tests the low coverage is their echo
+    (what did not run was not covered): they are the failure."""
+    gate = _COVERAGE_GATE.search(text) if not result.errors else None
+    if gate is None:
+        return result
+    rows = [m for m in _COVERAGE_ROW.finditer(text) if float(m["cover"]) < 100]
+    shown = [
+        f"{m['name']}: {m['cover']}%" + (f", missing {m['missing']}" if m["missing"] else "")
+        for m in rows
+    ]
+    more = (
+        [f"... {len(rows) - COVERAGE_ROWS} more files under 100 %"]
+        if len(rows) > COVERAGE_ROWS
+        else []
+    )
+    first = rows[0] if rows else None
+    line = _first_line(first["missing"]) if first and first["missing"] else None
+    gate_failure = Failure(
+        kind=Kind.LINT,
+        id="coverage",
+        file=first["name"] if first else "",
+        line=line,
+        code="cov-fail-under",
+        error_type="CoverageFailure",
+        message=gate.group(0).removeprefix("FAIL ").strip(),
+        detail=(*shown[:COVERAGE_ROWS], *more),
+    )
+    return replace(result, failures=(*result.failures, gate_failure))
+
+
+def _first_line(missing: str) -> int | None:
+    m = re.match(r"\d+", missing)
+    return int(m.group(0)) if m else None
 
 
 def _with_raised_elsewhere(result: ParseResult) -> ParseResult:

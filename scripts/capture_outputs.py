@@ -539,6 +539,56 @@ fs = P({
 })
 add("pytest", "no_tests", fs, ["pytest"], facts([], None, "no tests ran", None, 0))
 
+# pytest-cov's gate: every test passes, coverage is under --cov-fail-under (exit 1)
+fs = P({
+    "src/pkg/calc.py": """
+        def add(a, b):
+            return a + b
+
+
+        def mul(a, b):
+            return a * b
+    """,
+    "tests/test_calc.py": """
+        from pkg.calc import add
+
+
+        def test_add():
+            assert add(2, 3) == 5
+    """,
+})
+# pytest-timeout's thread method: a hung test ends the run (stacks, no summary)
+fs_hang = P({
+    "src/pkg/poll.py": """
+        import time
+
+
+        def wait_ready(flag):
+            while not flag:
+                time.sleep(0.05)
+            return True
+    """,
+    "tests/test_poll.py": """
+        from pkg.poll import wait_ready
+
+
+        def test_ready_now():
+            assert wait_ready(True)
+
+
+        def test_ready_never():
+            assert wait_ready(False)
+    """,
+})
+add("pytest", "timeout_thread", fs_hang, ["pytest", "--timeout=2", "--timeout-method=thread"],
+    facts(["tests/test_poll.py::test_ready_never"], "Timeout", None,
+          at(fs_hang, "src/pkg/poll.py", "time.sleep(0.05)"), 1))
+
+add("pytest", "coverage_gate", fs,
+    ["pytest", "--cov=pkg", "--cov-fail-under=90", "--cov-report=term-missing"],
+    facts([], "coverage", "Required test coverage of 90% not reached. Total coverage: 75.00%",
+          at(fs, "src/pkg/calc.py", "return a * b"), 0))
+
 # usage errors
 fs = P({"tests/test_ok.py": "def test_ok():\n    assert True\n"})
 add("pytest", "usage_error", fs, ["pytest", "--bogus-flag"],

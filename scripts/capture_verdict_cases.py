@@ -323,6 +323,26 @@ def xo_crash_truth() -> Truth:
     return truth
 
 
+def node_uncaught_truth(argv: list[str]) -> Truth:
+    """node's own report of the exception that ended a plain ``node test.js`` (a second run): its
+    exit code, the ``/abs/file.js:LINE`` header and the ``Type: message`` line under it."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        proc = run(argv, root, env)
+        text = proc.stderr + proc.stdout
+        header = re.search(r"^(?:file://)?(?P<file>/\S+):(?P<line>\d+)$", text, re.M)
+        error = re.search(r"^(?P<type>[A-Z]\w*Error): (?P<msg>.+)$", text, re.M)
+        return {
+            "verdict": "failed" if proc.returncode else "green",
+            "failing_ids": [],
+            "frame": f"{_relative(header['file'], root)}:{header['line']}" if header else None,
+            "error_type": error["type"] if error else None,
+            "message": error["msg"] if error else None,
+        }
+
+    return truth
+
+
 def go_too_old_truth() -> Truth:
     """go.mod's ``go`` line against the toolchain's own ``go env GOVERSION``: a module that asks
     for a newer Go than the one installed cannot be built as written (go 1.19 has no toolchain
@@ -557,6 +577,24 @@ CASES += [
         truth=xo_crash_truth(),
         ground_truth="xo --reporter=json: no report (a rule crashed); node's error and stack",
         version=["npx", "xo", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
+    ),
+    Case(
+        tool="node-test",
+        name="longest-streak-1",
+        repo="wooorm/longest-streak",
+        commit="fe3a930de34ad4a792d343fe6d1bcf390627881f",  # test-api: node --conditions development test.js
+        argv=["npm", "run", "test-api"],
+        truth=node_uncaught_truth(["node", "--conditions", "development", "test.js"]),
+        ground_truth="node's uncaught-exception report of a second run (exit code, file:line, Type: message)",
+        mutation={
+            "file": "index.js",
+            "line": 24,
+            "kind": "syntax",
+            "before": "if (++count > max) {",
+            "after": "if (++count > max {",
+        },
+        version=["node", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund"],
     ),
     Case(

@@ -156,3 +156,54 @@ def test_type_stage_turns_off_the_configs_emit_declaration_only_which_tsc_refuse
     tsconfig = {"include": ["**/**.js"], "compilerOptions": options}
     write(tmp_path, {"tsconfig.json": json.dumps(tsconfig, indent=2), "node_modules/.bin/tsc": ""})
     assert ("type", f"node_modules/.bin/tsc --noEmit{extra}") in stages(tmp_path)
+
+
+MANAGE_PY = (
+    "import os\nimport sys\n\n"
+    'os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")\n'
+    "from django.core.management import execute_from_command_line\n\n"
+    "execute_from_command_line(sys.argv)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"manage.py": MANAGE_PY, "requirements.txt": "django\n"}, ("manage.py", "test")),
+        (  # pytest-django configured: its pytest knows the settings
+            {
+                "manage.py": MANAGE_PY,
+                "pytest.ini": "[pytest]\nDJANGO_SETTINGS_MODULE = mysite.settings\n",
+            },
+            ("-m", "pytest"),
+        ),
+        ({"manage.py": MANAGE_PY, "requirements.txt": "django\npytest-django\n"}, ("-m", "pytest")),
+        ({"manage.py": "print('a django-like script')\n", "setup.py": ""}, ("-m", "pytest")),
+    ],
+    ids=["django", "pytest-django-settings", "pytest-django-required", "another-manage-py"],
+)
+def test_detect_runs_a_django_projects_tests_with_manage_py_unless_pytest_knows_django(
+    tmp_path: Path, files: dict[str, str], expected: tuple[str, str]
+) -> None:
+    write(tmp_path, files)
+    cascade = detect_cascade(tmp_path, Config())
+    assert cascade is not None
+    [stage] = cascade.stages
+    assert stage.argv[-2:] == expected, stage
+
+
+@pytest.mark.parametrize(
+    ("lock", "tool"), [("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv")]
+)
+def test_detect_runs_pytest_in_the_venv_poetry_pdm_or_pipenv_keeps_outside_the_project(
+    tmp_path: Path, lock: str, tool: str
+) -> None:
+    # Poetry keeps the venv in its cache: `python3 -m pytest` from PATH found no pytest there
+    write(tmp_path, {lock: "", "pyproject.toml": "[project]\nname = 'x'\n"})
+    on_path = {tool: f"/usr/local/bin/{tool}", "pytest": None}.get
+    assert python_interpreter(tmp_path, on_path, environ={}) == (tool, "run", "python")
+    # the user's activated venv, or no such tool installed: the interpreter on PATH, as before
+    assert python_interpreter(tmp_path, on_path, environ={"VIRTUAL_ENV": "/v"}) == ("python3",)
+    assert python_interpreter(tmp_path, {}.get, environ={}) == ("python3",)
+    write(tmp_path, {".venv/bin/python": ""})  # an in-project venv wins
+    assert python_interpreter(tmp_path, on_path, environ={}) == (".venv/bin/python",)

@@ -415,3 +415,42 @@ def test_pytest_parses_a_50_mb_log_in_well_under_seconds() -> None:
     assert result.errors[0].id == "tests/test_pipeline.py::test_run_scales_values"
     assert result.counts.summary_seen
     assert elapsed < HANG_GUARD_S  # a backtracking guard; bench/digest.py measures speed
+
+
+def test_pytest_coverage_gate_is_one_error_naming_the_files_under_100_percent_and_their_lines() -> (
+    None
+):
+    data = load(OUTPUTS / "pytest" / "coverage_gate.json")  # every test passed, exit 1
+    result = parse_case(data)
+    (gate,) = result.errors
+    assert gate.message == "Required test coverage of 90% not reached. Total coverage: 75.00%"
+    assert (gate.file, gate.line) == ("src/pkg/calc.py", 6)
+    assert gate.detail == ("src/pkg/calc.py: 75%, missing 6",)  # not __init__.py at 100 %
+    assert result.counts.passed == 1
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=1,
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    assert classify(run, result, command="pytest").verdict is Verdict.FAILED
+
+
+def test_pytest_timeouts_thread_method_is_the_hung_test_failing_where_it_hangs() -> None:
+    # the run ends inside the test (stacks, os._exit): the test hung, nothing killed it from outside
+    data = load(OUTPUTS / "pytest" / "timeout_thread.json")
+    result = parse_case(data)
+    (hung,) = result.errors
+    assert hung.id == "tests/test_poll.py::test_ready_never"
+    assert (hung.file, hung.line) == ("src/pkg/poll.py", 6)
+    assert hung.message.startswith("Timeout (>2.0s) from pytest-timeout")
+    assert [f.function for f in hung.frames] == ["test_ready_never", "wait_ready"]
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    assert classify(run, result, command="pytest").verdict is Verdict.FAILED

@@ -73,8 +73,11 @@ def main() -> int:
         for runner in project.runners:
             if args.runner and runner.runner not in args.runner:
                 continue
-            cases = REAL.glob(f"{runner.runner}/{project.name}-*/case.json")
-            for case in sorted(cases, key=lambda p: int(p.parent.name.rsplit("-", 1)[1])):
+            # the manifest's own cases (baseline + one per mutation), not capture_verdict_cases.py's
+            # (node-test/abbrev-js-glob-0 runs another command)
+            names = [f"{project.name}-{n}" for n in range(len(runner.mutations) + 1)]
+            cases = [REAL / runner.runner / name / "case.json" for name in names]
+            for case in (c for c in cases if c.exists()):
                 data = json.loads(case.read_text(encoding="utf-8"))
                 out = live(project, runner, case)
                 wrong = mismatches(data["facts"], set(data["facts_unverified"]), out)

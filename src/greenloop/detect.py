@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,8 @@ def detect_stages(root: Path) -> tuple[Stage, ...]:
 
 
 def _test_stage(root: Path) -> Stage | None:
-    for probe in (_npm_test, _cargo_test, _make_test, _just_test, _ruby_test, _pytest, _go_test):
+    probes = (_npm_test, _cargo_test, _make_test, _just_test, _ruby_test, _django_test, _pytest)
+    for probe in (*probes, _go_test):
         stage = probe(root)
         if stage:
             return stage
@@ -168,6 +170,35 @@ PY_MARKERS = (
 PY_TEST_FILES = ("test_*.py", "*_test.py", "tests/test_*.py", "tests/*_test.py", "test/test_*.py")
 
 
+# where a project configures pytest-django (its settings module, or the plugin itself)
+PYTEST_DJANGO_PLACES = (
+    "pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "conftest.py",
+    "requirements.txt",
+    "requirements-dev.txt",
+)
+
+
+def _django_test(root: Path) -> Stage | None:
+    """A Django project (``manage.py``) whose pytest does not know Django (no pytest-django):
+    its tests run as ``manage.py test``; pytest would fail every one on unconfigured settings."""
+    manage = _read(root / "manage.py")
+    if "django.core.management" not in manage and "DJANGO_SETTINGS_MODULE" not in manage:
+        return None
+    for name in PYTEST_DJANGO_PLACES:
+        text = _read(root / name)
+        if "DJANGO_SETTINGS_MODULE" in text or "pytest-django" in text or "pytest_django" in text:
+            return None
+    return Stage(
+        name="test",
+        command=(*python_interpreter(root, tool="django-admin"), "manage.py", "test"),
+        why="Django project (manage.py)",
+    )
+
+
 def _pytest(root: Path) -> Stage | None:
     marker = next((m for m in PY_MARKERS if (root / m).is_file()), None)
     if marker is None:
@@ -208,19 +239,40 @@ def python_tool(root: Path, tool: str) -> tuple[str, ...]:
     return ("python3", "-m", tool)
 
 
-def python_interpreter(root: Path, which: Callable[[str], str | None] = _which) -> tuple[str]:
-    """The project's interpreter: its virtualenv's, else the one running the ``pytest`` on PATH."""
+def python_interpreter(
+    root: Path,
+    which: Callable[[str], str | None] = _which,
+    *,
+    tool: str = "pytest",
+    environ: Mapping[str, str] = os.environ,
+) -> tuple[str, ...]:
+    """The project's interpreter: its virtualenv's; else, outside an activated venv, the one its
+    Poetry, PDM or Pipenv keeps elsewhere (``poetry run python``); else the one running ``tool`` on PATH."""
     for venv in (".venv", "venv"):
         exe = root / venv / "bin" / "python"
         if exe.is_file():
             return (str(exe.relative_to(root)),)
-    script = which("pytest")
+    runner = () if environ.get("VIRTUAL_ENV") else _project_runner(root, which)
+    if runner:
+        return (*runner, "python")
+    script = which(tool)
     interpreter = _shebang(Path(script)) if script else ""
     if not interpreter:
         return ("python3",)
     name = Path(interpreter).name
     # shown as the user types it when PATH finds the same interpreter by its short name
     return (name,) if which(name) == interpreter else (interpreter,)
+
+
+# lock file -> the tool that keeps the project's venv outside it (Poetry's cache, PDM's, Pipenv's)
+PROJECT_RUNNERS = (("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv"))
+
+
+def _project_runner(root: Path, which: Callable[[str], str | None]) -> tuple[str, ...]:
+    for lock, tool in PROJECT_RUNNERS:
+        if (root / lock).is_file() and which(tool):
+            return (tool, "run")
+    return ()
 
 
 def _shebang(script: Path) -> str:

@@ -261,15 +261,23 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
                 "exitstatus": int(exitstatus),
                 "testscollected": getattr(session, "testscollected", None),
                 "testsfailed": getattr(session, "testsfailed", None),
-                "site_copies": _site_copies(str(session.config.invocation_params.dir)),
+                "site_copies": _site_copies(session),
             }
         )
 
 
-def _site_copies(base: str) -> dict[str, str]:
-    """The repository's own top-level modules (a folder or file of that name at ``base`` or
-    ``base/src``) that this run imported from elsewhere: an installed copy, or another checkout
-    (an editable install of the clone next door). name -> its file."""
+def _site_copies(session: Any) -> dict[str, str]:
+    """The repository's own top-level modules (a folder or file of that name where pytest was
+    started, or in its ``src``) that this run imported from elsewhere: an installed copy, or
+    another checkout (an editable install of the clone next door). name -> its file. Never
+    raises: the finish event must be written whatever goes wrong here (an old pytest)."""
+    try:
+        return _imported_elsewhere(str(session.config.invocation_params.dir))
+    except Exception:
+        return {}
+
+
+def _imported_elsewhere(base: str) -> dict[str, str]:
     own = _names(base) | _names(os.path.join(base, "src"))
     inside = os.path.realpath(base) + os.sep
     found = {}

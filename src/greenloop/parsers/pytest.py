@@ -11,7 +11,15 @@ import re
 from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
-from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import (
+    Counts,
+    Failure,
+    Frame,
+    Kind,
+    ParseResult,
+    ParserInput,
+    in_dependencies,
+)
 from greenloop.parsers.pytraceback import (
     Traceback,
     doctest_failure,
@@ -34,6 +42,22 @@ _SUMMARY = re.compile(
 _PART = re.compile(
     r"(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
 )
+# pytest-cov: "FAIL Required test coverage of 100% not reached. Total coverage: 75.00%"
+_COVERAGE_GATE = re.compile(
+    r"^FAIL Required test coverage of [\d.]+% not reached\. Total coverage: [\d.]+%",
+    re.MULTILINE,
+)
+# a row of its table: Name Stmts Miss [Branch BrPart] Cover [Missing]
+_COVERAGE_ROW = re.compile(
+    r"^(?P<name>\S+\.py) +\d+ +\d+ +(?:\d+ +\d+ +)?(?P<cover>\d+(?:\.\d+)?)%"
+    r"(?: +(?P<missing>\S[^\n]*))?$",
+    re.MULTILINE,
+)
+COVERAGE_ROWS = 10
+# pytest-timeout's thread method (see _with_thread_timeout)
+_MAIN_STACK = re.compile(r"^~+ Stack of MainThread \(\d+\) ~+$", re.MULTILINE)
+_STACK_END = re.compile(r"^(?:~+ Stack of |\++ Timeout \++$)", re.MULTILINE)
+_TIMEOUT_LIMIT = re.compile(r"^timeout: (?P<limit>[\d.]+s)$", re.MULTILINE)
 _BANNER = re.compile(r"^=+ test session starts =+[ \t]*$", re.MULTILINE)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
@@ -110,7 +134,80 @@ def parse(inp: ParserInput) -> ParseResult:
     plugin = pytest_artifacts.read(inp.artifacts, inp.root)
     if plugin is not None:
         result = pytest_artifacts.combine(plugin, result)
-    return _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+    result = _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+    result = _with_thread_timeout(result, text, inp.root)
+    return _with_coverage_gate(result, text) if inp.exit_code else result
+
+
+def _with_thread_timeout(result: ParseResult, text: str, root: str) -> ParseResult:
+    """pytest-timeout's thread method: past the limit it prints every thread's stack between two
+    ``Timeout`` banners and ends the process, no report, no summary. The test it was in is not
+    killed from outside but hung (the code's to fix): a failing test whose frames are the main
+    thread's stack, where the agent's loop sits."""
+    banner = text.find("+ Timeout +")  # after a progress dot on the test's line: not anchored
+    main = _MAIN_STACK.search(text, banner) if banner >= 0 else None
+    if main is None:
+        return result
+    end = _STACK_END.search(text, main.end())
+    stack = text[main.end() : end.start() if end else len(text)].splitlines()
+    frames = parse_traceback(stack, root).frames
+    # the repository's frames (made relative to it): not pytest's script, the stdlib, the venv
+    own = [f for f in frames if not f.file.startswith(("<", "/")) and not in_dependencies(f.file)]
+    if not own:
+        return result
+    hung = result.killed[0] if result.killed else f"{own[0].file}::{own[0].function}"
+    limit = _TIMEOUT_LIMIT.search(text[:HEAD])
+    over = f" (>{limit['limit']})" if limit else ""
+    failure = Failure(
+        kind=Kind.TEST,
+        id=hung,
+        file=own[-1].file,
+        line=own[-1].line,
+        error_type="Timeout",
+        message=f"Timeout{over} from pytest-timeout: the test hung here; the run ended with it",
+        frames=tuple(own),
+    )
+    killed = tuple(k for k in result.killed if k != hung)
+    return replace(result, failures=(failure, *result.failures), killed=killed)
+
+
+def _with_coverage_gate(result: ParseResult, text: str) -> ParseResult:
+    """pytest-cov's ``--cov-fail-under`` failing a run whose tests all passed: one error naming
+    the total and the files under 100 % with their missing lines, where the output held only a
+    coverage table the digest would cut. Beside failing tests the low coverage is their echo
+    (what did not run was not covered): they are the failure."""
+    gate = _COVERAGE_GATE.search(text) if not result.errors else None
+    if gate is None:
+        return result
+    rows = [m for m in _COVERAGE_ROW.finditer(text) if float(m["cover"]) < 100]
+    shown = [
+        f"{m['name']}: {m['cover']}%"
+        + (f", missing {m['missing'].strip()}" if m["missing"] else "")
+        for m in rows
+    ]
+    more = (
+        [f"... {len(rows) - COVERAGE_ROWS} more files under 100 %"]
+        if len(rows) > COVERAGE_ROWS
+        else []
+    )
+    first = rows[0] if rows else None
+    line = _first_line(first["missing"]) if first and first["missing"] else None
+    gate_failure = Failure(
+        kind=Kind.LINT,
+        id="coverage",
+        file=first["name"] if first else "",
+        line=line,
+        code="cov-fail-under",
+        error_type="CoverageFailure",
+        message=gate.group(0).removeprefix("FAIL ").strip(),
+        detail=(*shown[:COVERAGE_ROWS], *more),
+    )
+    return replace(result, failures=(*result.failures, gate_failure))
+
+
+def _first_line(missing: str) -> int | None:
+    m = re.match(r"\d+", missing)
+    return int(m.group(0)) if m else None
 
 
 def _with_raised_elsewhere(result: ParseResult) -> ParseResult:

@@ -399,6 +399,7 @@ def test_ctrl_c_mid_agent_stops_as_interrupted_with_nothing_lost(
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert json.loads(out)["result"] == "interrupted"
+    assert json.loads(out)["reason"].endswith("(Ctrl-C)")  # which stop: SIGTERM, SIGHUP say so
     assert git(calc_repo, "rev-parse", "HEAD") == initial
     ref = json.loads(out)["attempt_ref"]
     assert "return a + b" in git(calc_repo, "show", f"{ref}:calc.py")

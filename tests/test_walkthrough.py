@@ -135,7 +135,7 @@ def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_
     os.kill(proc.pid, signal.SIGHUP)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, output
-    assert "INTERRUPTED — interrupted during iter 1/5 · verify" in output
+    assert "INTERRUPTED — interrupted during iter 1/5 · verify (SIGHUP)" in output
     assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial
     kept = next(r for r in git_refs(root) if r in output)
     assert "x * 2" in git_show(root, f"{kept}:calc.py")

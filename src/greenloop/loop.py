@@ -71,11 +71,11 @@ def run_loop(
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
                 decision = iterate(run, decision)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             decision = Decision(
                 action=Action.STOP,
                 result=Result.INTERRUPTED,
-                reason=f"interrupted during {run.where} (Ctrl-C, SIGTERM or SIGHUP)",
+                reason=f"interrupted during {run.where} ({signals.what_stopped(exc)})",
             )
         except Exception as exc:  # still revert, keep the attempt and report; then crash (70)
             _stop_on_error(run, exc)

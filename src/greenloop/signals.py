@@ -18,12 +18,24 @@ if TYPE_CHECKING:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Ctrl-C's KeyboardInterrupt is: every stop path is one."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+
+
+def what_stopped(exc: KeyboardInterrupt) -> str:
+    """ "SIGTERM", "SIGHUP", or "Ctrl-C" (SIGINT, Python's own KeyboardInterrupt)."""
+    return str(exc.args[0]) if isinstance(exc, Stopped) else "Ctrl-C"
+
+
 @contextmanager
 def stop_as_interrupt() -> Iterator[None]:
     """SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C (``nohup``'s ignored SIGHUP stays so)."""
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
+        raise Stopped(signum)
 
     old: dict[signal.Signals, Any] = {}
     try:

@@ -557,6 +557,33 @@ fs = P({
             assert add(2, 3) == 5
     """,
 })
+# pytest-timeout's thread method: a hung test ends the run (stacks, no summary)
+fs_hang = P({
+    "src/pkg/poll.py": """
+        import time
+
+
+        def wait_ready(flag):
+            while not flag:
+                time.sleep(0.05)
+            return True
+    """,
+    "tests/test_poll.py": """
+        from pkg.poll import wait_ready
+
+
+        def test_ready_now():
+            assert wait_ready(True)
+
+
+        def test_ready_never():
+            assert wait_ready(False)
+    """,
+})
+add("pytest", "timeout_thread", fs_hang, ["pytest", "--timeout=2", "--timeout-method=thread"],
+    facts(["tests/test_poll.py::test_ready_never"], "Timeout", None,
+          at(fs_hang, "src/pkg/poll.py", "time.sleep(0.05)"), 1))
+
 add("pytest", "coverage_gate", fs,
     ["pytest", "--cov=pkg", "--cov-fail-under=90", "--cov-report=term-missing"],
     facts([], "coverage", "Required test coverage of 90% not reached. Total coverage: 75.00%",

@@ -22,7 +22,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q \
-  pytest pytest-xdist pytest-cov mypy ruff flake8 black \
+  pytest pytest-xdist pytest-cov pytest-timeout mypy ruff flake8 black \
   || echo "WARN: some pip installs failed"
 
 echo "== Node tools -> $NODE_PREFIX"

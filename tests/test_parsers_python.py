@@ -435,3 +435,22 @@ def test_pytest_coverage_gate_is_one_error_naming_the_files_under_100_percent_an
         merged=data["stdout"] + data["stderr"],
     )
     assert classify(run, result, command="pytest").verdict is Verdict.FAILED
+
+
+def test_pytest_timeouts_thread_method_is_the_hung_test_failing_where_it_hangs() -> None:
+    # the run ends inside the test (stacks, os._exit): the test hung, nothing killed it from outside
+    data = load(OUTPUTS / "pytest" / "timeout_thread.json")
+    result = parse_case(data)
+    (hung,) = result.errors
+    assert hung.id == "tests/test_poll.py::test_ready_never"
+    assert (hung.file, hung.line) == ("src/pkg/poll.py", 6)
+    assert hung.message.startswith("Timeout (>2.0s) from pytest-timeout")
+    assert [f.function for f in hung.frames] == ["test_ready_never", "wait_ready"]
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    assert classify(run, result, command="pytest").verdict is Verdict.FAILED

@@ -655,3 +655,11 @@ def test_a_conftest_written_for_an_older_pytest_is_an_environment_failure(
     if verdict is Verdict.ENV_FAILURE:
         assert "older pytest" in judged.reasons[0]
         assert ("path, parent" in judged.evidence) or ("from_parent" in judged.evidence)
+
+
+def test_digest_of_a_run_that_ended_inside_a_hung_test_says_it_ended_without_its_summary() -> None:
+    data = _load("pytest/timeout_thread")  # pytest-timeout's thread method: stacks, os._exit
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    headline = _digest(data, parsed, verdict).splitlines()[0]
+    assert headline.endswith("1 failed before the run ended early, without its summary."), headline

@@ -241,3 +241,16 @@ def test_run_with_on_fail_keep_says_the_commits_stay_and_how_to_take_them_off(
     assert command[:3] == ["git", "reset", "--keep"]
     subprocess.run(command, cwd=root, check=True, capture_output=True)
     assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial
+
+
+def test_run_whose_agent_times_out_names_the_flag_that_gives_it_longer(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
+    args = ("--agent", "sleep 60", "-y", "--agent-timeout", "1")
+    done = greenloop(root, "run", *args, "--", PY, "-B", "test_calc.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "AGENT_FAILURE — the agent timed out after 1 s (raise --agent-timeout if it needs longer)"
+        in done.stdout
+    )

@@ -190,10 +190,12 @@ def iterate(run: RunState, previous: Decision) -> Decision:
             f"iter {n}/{run.config.max_iters} · agent {outcome.duration_s:.0f} s · agent failed: "
             f"{outcome.error or 'no reason given'}"
         )
+        knob = "--agent-timeout" if run.config.agent_timeout <= budget else "--max-time"
+        hint = f" (raise {knob} if it needs longer)" if outcome.timed_out else ""
         return Decision(
             action=Action.STOP,
             result=Result.AGENT_FAILURE,
-            reason=outcome.error or "the agent failed",
+            reason=(outcome.error or "the agent failed") + hint,
         )
     _enter(run, f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)

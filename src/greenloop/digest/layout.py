@@ -153,6 +153,10 @@ def _counts_line(run: StageRun) -> str:
     if c.summary_seen and (c.ran or c.skipped) and tests:  # one wording for every test runner
         return _count_words(c)
     errors = [f for f in run.parsed.failures if f.severity == "error"]
+    failed_tests = sum(f.kind is Kind.TEST for f in errors)
+    if failed_tests == len(errors) and errors and not c.summary_seen:  # a hang, a crash mid-run
+        passed = f", {c.passed} passed" if c.passed else ""
+        return f"{failed_tests} failed{passed} before the run ended early, without its summary"
     if errors:
         files = len({f.file for f in errors if f.file})
         noun = "problem" if len(errors) == 1 else "problems"

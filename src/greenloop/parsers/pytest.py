@@ -11,7 +11,15 @@ import re
 from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
-from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import (
+    Counts,
+    Failure,
+    Frame,
+    Kind,
+    ParseResult,
+    ParserInput,
+    in_dependencies,
+)
 from greenloop.parsers.pytraceback import (
     Traceback,
     doctest_failure,
@@ -42,10 +50,14 @@ _COVERAGE_GATE = re.compile(
 # a row of its table: Name Stmts Miss [Branch BrPart] Cover [Missing]
 _COVERAGE_ROW = re.compile(
     r"^(?P<name>\S+\.py) +\d+ +\d+ +(?:\d+ +\d+ +)?(?P<cover>\d+(?:\.\d+)?)%"
-    r"(?: +(?P<missing>\S.*?))?[ \t]*$",
+    r"(?: +(?P<missing>\S[^\n]*))?$",
     re.MULTILINE,
 )
 COVERAGE_ROWS = 10
+# pytest-timeout's thread method (see _with_thread_timeout)
+_MAIN_STACK = re.compile(r"^~+ Stack of MainThread \(\d+\) ~+$", re.MULTILINE)
+_STACK_END = re.compile(r"^(?:~+ Stack of |\++ Timeout \++$)", re.MULTILINE)
+_TIMEOUT_LIMIT = re.compile(r"^timeout: (?P<limit>[\d.]+s)$", re.MULTILINE)
 _BANNER = re.compile(r"^=+ test session starts =+[ \t]*$", re.MULTILINE)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)
 _WORKERS = re.compile(r"^\d+ workers \[(\d+) items?\]", re.MULTILINE)
@@ -123,7 +135,40 @@ def parse(inp: ParserInput) -> ParseResult:
     if plugin is not None:
         result = pytest_artifacts.combine(plugin, result)
     result = _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
+    result = _with_thread_timeout(result, text, inp.root)
     return _with_coverage_gate(result, text) if inp.exit_code else result
+
+
+def _with_thread_timeout(result: ParseResult, text: str, root: str) -> ParseResult:
+    """pytest-timeout's thread method: past the limit it prints every thread's stack between two
+    ``Timeout`` banners and ends the process, no report, no summary. The test it was in is not
+    killed from outside but hung (the code's to fix): a failing test whose frames are the main
+    thread's stack, where the agent's loop sits."""
+    banner = text.find("+ Timeout +")  # after a progress dot on the test's line: not anchored
+    main = _MAIN_STACK.search(text, banner) if banner >= 0 else None
+    if main is None:
+        return result
+    end = _STACK_END.search(text, main.end())
+    stack = text[main.end() : end.start() if end else len(text)].splitlines()
+    frames = parse_traceback(stack, root).frames
+    # the repository's frames (made relative to it): not pytest's script, the stdlib, the venv
+    own = [f for f in frames if not f.file.startswith(("<", "/")) and not in_dependencies(f.file)]
+    if not own:
+        return result
+    hung = result.killed[0] if result.killed else f"{own[0].file}::{own[0].function}"
+    limit = _TIMEOUT_LIMIT.search(text[:HEAD])
+    over = f" (>{limit['limit']})" if limit else ""
+    failure = Failure(
+        kind=Kind.TEST,
+        id=hung,
+        file=own[-1].file,
+        line=own[-1].line,
+        error_type="Timeout",
+        message=f"Timeout{over} from pytest-timeout: the test hung here; the run ended with it",
+        frames=tuple(own),
+    )
+    killed = tuple(k for k in result.killed if k != hung)
+    return replace(result, failures=(failure, *result.failures), killed=killed)
 
 
 def _with_coverage_gate(result: ParseResult, text: str) -> ParseResult:
@@ -136,7 +181,8 @@ def _with_coverage_gate(result: ParseResult, text: str) -> ParseResult:
         return result
     rows = [m for m in _COVERAGE_ROW.finditer(text) if float(m["cover"]) < 100]
     shown = [
-        f"{m['name']}: {m['cover']}%" + (f", missing {m['missing']}" if m["missing"] else "")
+        f"{m['name']}: {m['cover']}%"
+        + (f", missing {m['missing'].strip()}" if m["missing"] else "")
         for m in rows
     ]
     more = (

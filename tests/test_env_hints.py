@@ -105,3 +105,24 @@ def test_a_fresh_clone_locked_by_yarn_without_yarn_says_install_yarn_then_yarn_i
     assert data["verdict"] == "env_failure"
     assert "Install `yarn` (`corepack enable`, or `npm install -g yarn`)" in data["digest"]
     assert "then run `yarn install` (this project's yarn.lock)" in data["digest"]
+
+
+@pytest.mark.parametrize(
+    ("lock", "advice"),
+    [
+        (None, "`pip install greenloop_missing_dep`"),
+        ("uv.lock", "`uv sync`: uv.lock"),
+        ("poetry.lock", "`poetry install`: poetry.lock"),
+    ],
+)
+def test_env_hint_for_a_missing_python_module_is_the_projects_own_install_command(
+    tmp_path: Path, lock: str | None, advice: str
+) -> None:
+    # a uv or Poetry project whose dependencies were never synced: not one pip install at a time
+    test = "import greenloop_missing_dep\n\n\ndef test_a():\n    pass\n"
+    (tmp_path / "test_app.py").write_text(test)
+    if lock:
+        (tmp_path / lock).write_text("")
+    data = _check(tmp_path, "--", sys.executable, "-m", "pytest", "-q")
+    assert data["verdict"] == "env_failure", data["digest"]
+    assert advice in data["digest"], data["digest"]

@@ -212,7 +212,8 @@ def _env_advice(run: StageRun, root: Path) -> str:
         if needer:
             lines.append(f"Needed by: {needer}")
         lines.append(
-            f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
+            _locked_python_install(root)
+            or f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
     elif c.missing_command or run.result.exit_code == 127:
         tool = c.missing_command or run.stage.argv[0]  # `sh -c "ruff ."`: ruff is missing, not sh
@@ -225,6 +226,24 @@ def _env_advice(run: StageRun, root: Path) -> str:
         lines.append(_unlocked(c.evidence, root) or "Fix the environment, then re-run.")
     lines.append("The agent has not been asked to change code for this.")
     return "\n".join(lines)
+
+
+# a Python project's lock file -> the command that installs what it locks
+PYTHON_LOCKS = (
+    ("uv.lock", "uv sync"),
+    ("poetry.lock", "poetry install"),
+    ("pdm.lock", "pdm install"),
+    ("Pipfile.lock", "pipenv install --dev"),
+)
+
+
+def _locked_python_install(root: Path) -> str:
+    """A project that locks its dependencies installs them with its own tool, not one pip
+    install at a time (and Poetry's venv is not the one pip would install into)."""
+    for lock, command in PYTHON_LOCKS:
+        if (root / lock).is_file():
+            return f"Install the project's locked dependencies (`{command}`: {lock}), then re-run."
+    return ""
 
 
 # the lockfile says which package manager installs node_modules

@@ -317,3 +317,30 @@ def test_check_digest_has_no_colour_codes_when_ci_forces_colour(
     assert "at calc.py:1" in out.stdout
     assert "[1m" not in out.stdout
     assert "\x1b" not in out.stdout
+
+
+# a test leaves a non-daemon thread running: pytest prints its summary, then Python waits for it
+LEAVES_A_THREAD = (
+    "import threading\nimport time\n\n\ndef test_serves():\n"
+    "    threading.Thread(target=time.sleep, args=(600,)).start()\n    assert {outcome}\n"
+)
+HANGS_INSIDE = "import time\n\n\ndef test_hangs():\n    time.sleep(600)\n"
+
+
+@pytest.mark.parametrize(
+    ("tests", "code", "said"),
+    [
+        (LEAVES_A_THREAD.format(outcome="1 == 2"), 1, "1 failed. Its process did not exit after"),
+        (LEAVES_A_THREAD.format(outcome="True"), 5, "result can't be trusted"),
+        (HANGS_INSIDE, 4, "timed out after 5 s"),
+    ],
+    ids=["failed-then-hung", "passed-then-hung", "hung-inside-a-test"],
+)
+def test_check_keeps_the_failures_a_runner_reported_before_its_process_hung(
+    make_repo: Callable[..., Path], tests: str, code: int, said: str
+) -> None:
+    config = PYPROJECT.format(py=PY) + "timeout = 5\n"
+    root = make_repo({"test_serve.py": tests, "pyproject.toml": config})
+    out = greenloop(root, "check")
+    assert out.returncode == code, out.stdout + out.stderr  # was 4 (timed out) for all three
+    assert said in out.stdout

@@ -142,10 +142,7 @@ def classify(
 ) -> Classification:
     """Decide one stage's verdict. The exit code decides pass or fail; the output explains."""
     if run.timed_out:
-        return Classification(
-            verdict=Verdict.TIMEOUT,
-            reasons=(f"timed out after {run.limit_s or run.duration_s:.0f} s",),
-        )
+        return _timed_out(run, parsed)
     if run.signal is not None:
         return Classification(verdict=Verdict.KILLED, reasons=(f"killed by signal {run.signal}",))
     if parsed.killed:
@@ -163,6 +160,23 @@ def classify(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)
         )
     return Classification(verdict=Verdict.FAILED, reasons=(f"exit {run.exit_code}",))
+
+
+def _timed_out(run: ProcessResult, parsed: ParseResult) -> Classification:
+    """Killed at the time limit. A runner that printed its closing summary first had finished
+    its tests, and the process then failed to exit (mocha without ``--exit`` beside a server a
+    test left open, jest's "did not exit"): its failures are real failures; its all-passed is
+    still not green."""
+    limit = f"{run.limit_s or run.duration_s:.0f} s"
+    counts = parsed.counts
+    if not counts.summary_seen:
+        return Classification(verdict=Verdict.TIMEOUT, reasons=(f"timed out after {limit}",))
+    hung = (
+        f"its process did not exit after the runner reported its results (stopped after {limit}):"
+        " something the tests opened (a server, a timer, a thread) keeps it alive"
+    )
+    failed = counts.failing or any(f.kind is Kind.TEST for f in parsed.errors)
+    return Classification(verdict=Verdict.FAILED if failed else Verdict.UNTRUSTED, reasons=(hung,))
 
 
 def _judge_green(run: ProcessResult, parsed: ParseResult, command: str) -> Classification:

@@ -126,9 +126,15 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
             f"ENVIRONMENT FAILURE, not a code problem ({where}): "
             f"{'; '.join(run.classification.reasons)}. Not sent to the agent."
         )
+    reasons = "; ".join(run.classification.reasons)
+    if verdict is Verdict.UNTRUSTED and res.timed_out:
+        return f"The verifier's result can't be trusted ({where}): {reasons}."
     if verdict is Verdict.UNTRUSTED:
-        return f"The verifier exited {res.exit_code} but the result can't be trusted ({where}): {'; '.join(run.classification.reasons)}."
-    return f"The verifier failed (exit {res.exit_code}, {where}){subset}: {_counts_line(run)}."
+        return f"The verifier exited {res.exit_code} but the result can't be trusted ({where}): {reasons}."
+    hung = f" {reasons[:1].upper()}{reasons[1:]}." if res.timed_out else ""  # failures came first
+    return (
+        f"The verifier failed (exit {res.exit_code}, {where}){subset}: {_counts_line(run)}.{hung}"
+    )
 
 
 def _count_words(c: Counts) -> str:

@@ -254,3 +254,24 @@ def test_run_whose_agent_times_out_names_the_flag_that_gives_it_longer(
         "AGENT_FAILURE — the agent timed out after 1 s (raise --agent-timeout if it needs longer)"
         in done.stdout
     )
+
+
+def test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close_what_they_open(
+    make_repo: Callable[..., Path],
+) -> None:
+    """mocha beside a server a test left open: the runner printed its failures, then hung. The run
+    was TIMED OUT ("likely an infinite loop"), and after the agent's fix "timed out twice"."""
+    leaves_a_thread = (
+        "import threading\nimport time\n\nfrom calc import double\n\n\ndef test_double():\n"
+        "    threading.Thread(target=time.sleep, args=(600,)).start()\n    assert double(2) == 4\n"
+    )
+    root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": leaves_a_thread})
+    fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
+    verify = f"{PY} -m pytest -q -p no:cacheprovider"
+    done = greenloop(root, "run", "--agent", fix, "-y", "--timeout", "4", "--", verify)
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "baseline · verify" in done.stderr
+    assert "1 failing" in done.stderr  # the failure it reported before hanging counted
+    assert "its process did not exit after the runner reported its results" in done.stdout
+    next_line = next(line for line in done.stdout.splitlines() if "next:" in line)
+    assert "close what they open" in next_line

@@ -94,6 +94,11 @@ UNTRUSTED_AT_START = (
     "The verifier exits 0 but its output can't be trusted (the reason above), before any edit:"
     " fix its command or configuration; the agent was not called."
 )
+UNTRUSTED_HANG = (
+    "The tests passed but their process did not exit (the reason above): close what they open"
+    " (a teardown that stops the server or timer; mocha --exit or jest --detectOpenHandles show"
+    " it), then run again."
+)
 ALREADY_GREEN = "Nothing to fix: the verifier was already green and the agent was not called."
 
 
@@ -105,15 +110,18 @@ def recommend(
     output: str = "",
     edited: bool = True,
     weakened: bool = True,
+    hung: bool = False,
 ) -> str:
     """What to do next; ``output``: where the last agent call's full output is kept;
     ``edited``: that call changed a file; ``weakened``: a suspicious pass has findings in the diff
-    (else the verifier's exit 0 itself was not trusted)."""
+    (else the verifier's exit 0 itself was not trusted); ``hung``: its process never exited."""
     if result is Result.SUCCESS and iterations == 0:
         return ALREADY_GREEN
     text = RECOMMENDATIONS[result]
     if output and result is Result.AGENT_FAILURE:
         text = f"The agent command itself failed: its full output is in {output}"
+    elif result is Result.SUSPICIOUS_PASS and hung:
+        text = UNTRUSTED_HANG
     elif result is Result.SUSPICIOUS_PASS and not weakened:
         text = UNTRUSTED_AT_START if iterations == 0 else UNTRUSTED_EXIT
     elif output and result is Result.STALLED and not edited:

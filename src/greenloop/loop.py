@@ -469,6 +469,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
             output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
             edited=_edited(run),
             weakened=bool(run.suspicious),
+            hung=_hung(check),
         )
         + _attempt_note(run, attempt)
         + _kept_note(run, decision.result),
@@ -609,6 +610,13 @@ def _last_diff(run: RunState, iteration: int) -> str | None:
     if iteration == 0:
         return None
     return checkpoints.diff_since(run.state, run.checkpoint, context=0) or None
+
+
+def _hung(check: CheckResult | None) -> bool:
+    """A stage stopped at its time limit after its runner had reported (untrusted, not timed out)."""
+    return check is not None and any(
+        r.result.timed_out and r.verdict is Verdict.UNTRUSTED for r in check.runs
+    )
 
 
 def _env_in_touched(run: RunState, check: CheckResult) -> bool:

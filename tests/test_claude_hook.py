@@ -233,3 +233,16 @@ def test_a_hook_ended_by_sigterm_stops_its_running_verifier(
     while alive(verifier):
         assert time.monotonic() < deadline, f"the verifier {verifier} outlived the hook"
         time.sleep(0.05)
+
+
+def test_the_hook_stands_down_when_claude_code_is_the_agent_of_a_greenloop_run(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # inside `greenloop run --agent claude` a blocking hook would nest a second fix loop
+    ran = tmp_path / "verifier-ran"
+    root = project(make_repo, CALC_BUG, run=f"touch {ran} && {PYTEST}")
+    out = hook(stop_event(root), env={**os.environ, "GREENLOOP_RUN_ID": "20261203-120000-abcd"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""  # allowed, silently
+    assert not ran.exists()
+    assert reply(hook(stop_event(root)))["decision"] == "block"  # outside a run: blocks as ever

@@ -78,6 +78,10 @@ def run_hook(
     use_cache: bool = True,
 ) -> HookReply:
     """Never raises: a broken hook must allow the stop and say so, not wedge the agent."""
+    if environ.get("GREENLOOP_RUN_ID"):
+        # Claude Code is the agent of a `greenloop run`, which verifies when the agent returns:
+        # blocking here would nest a second fix loop (and a verifier run per stop) inside it
+        return HookReply()
     try:
         event = parse_event(raw, default_cwd=Path(environ.get("CLAUDE_PROJECT_DIR", default_cwd)))
     except ValueError as exc:

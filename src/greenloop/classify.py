@@ -51,6 +51,8 @@ SEVERITY = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Classification:
+    """A stage's verdict and why: the reasons a human reads, the line that decided it."""
+
     verdict: Verdict
     reasons: tuple[str, ...] = ()
     """Why, in plain words (shown to the human; env reasons never go to the agent)."""

@@ -30,6 +30,8 @@ class StageSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
+    """greenloop's settings: pyproject.toml / greenloop.toml over the defaults."""
+
     stages: tuple[StageSpec, ...] = ()
     """Configured verifier stages, fastest first; empty means detect them."""
     timeout: float = 600.0

@@ -56,6 +56,8 @@ class Stage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cascade:
+    """The verifier stages to run, fastest first, and where they came from."""
+
     stages: tuple[Stage, ...]
     source: str
     """Where the stages came from: command line, config file, AGENTS.md, detected."""

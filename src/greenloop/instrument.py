@@ -57,6 +57,8 @@ PLUGIN_LOAD_ERROR = f'Error importing plugin "{PLUGIN_MODULE}"'
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Instrumentation:
+    """The side channels a command runs with (pytest plugin, junit files), to collect after."""
+
     env: tuple[tuple[str, str], ...] = ()
     """Variables to add to the command's environment."""
     artifact_dir: Path | None = None

@@ -17,6 +17,8 @@ from greenloop.process import ProcessResult, build_env, run_command, stop_runnin
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StageRun:
+    """One stage run: its process result, what the parsers read, its verdict."""
+
     stage: Stage
     result: ProcessResult
     parsed: ParseResult
@@ -31,6 +33,8 @@ class StageRun:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
+    """One run of the cascade: every stage run, the overall verdict, what was not run."""
+
     cascade: Cascade
     runs: tuple[StageRun, ...]
     verdict: Verdict

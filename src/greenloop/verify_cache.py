@@ -82,6 +82,8 @@ class Entry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reuse:
+    """A cached green run the current tree may reuse, and how old it is."""
+
     entry: Entry
     age_s: float
 

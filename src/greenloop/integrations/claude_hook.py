@@ -31,6 +31,8 @@ MESSAGE_CHARS = 4000  # a systemMessage is for a human glancing at the terminal
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StopEvent:
+    """The Stop event Claude Code sends the hook on stdin."""
+
     session_id: str
     cwd: Path
     stop_hook_active: bool = False
@@ -51,6 +53,8 @@ class HookState:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookReply:
+    """The hook's answer: a block reason for the agent, a message for the user, or nothing."""
+
     block_reason: str = ""
     """For the agent: its next instruction (only for real code failures)."""
     system_message: str = ""

@@ -93,6 +93,8 @@ class ParserInput:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParseResult:
+    """What one parser read in one command's output: failures, counts, notes."""
+
     tool: str
     failures: tuple[Failure, ...] = ()
     counts: Counts = field(default_factory=Counts)

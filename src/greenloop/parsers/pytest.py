@@ -119,6 +119,8 @@ _ERROR_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )(?P<
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Entry:
+    """One FAILED or ERROR section of pytest's report: its id and its text."""
+
     category: str
     """FAILED or ERROR."""
     id: str

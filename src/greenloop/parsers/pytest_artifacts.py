@@ -31,6 +31,8 @@ _CRASHED = "crashed while running"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PluginRun:
+    """What greenloop's pytest plugin recorded of a run (its JSON lines, read back)."""
+
     failures: tuple[Failure, ...] = ()
     counts: Counts = field(default_factory=Counts)
     killed: tuple[str, ...] = ()
@@ -41,6 +43,8 @@ class PluginRun:
 
 @dataclass(slots=True)
 class _Records:
+    """The plugin's records gathered line by line, before they become a PluginRun."""
+
     reports: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     collect_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
     started: dict[str, None] = field(default_factory=dict)

@@ -36,6 +36,8 @@ _CHAIN = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Traceback:
+    """A Python traceback read from text: its frames and the exception that ended it."""
+
     frames: tuple[Frame, ...] = ()
     error_type: str = ""
     message: str = ""

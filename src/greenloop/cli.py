@@ -44,12 +44,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()  # nothing it builds outlives the process: collections are pure cost
+    if argv is None:  # our own process, not a library call: dataclasses' code from the cache
+        from greenloop import codecache
+
+        codecache.install()
     from greenloop.redact import redacting_streams
 
     with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted
         code = _main(args_list)
     if hook_process:
         _exit_now(code)
+    if argv is None:
+        codecache.save()
     return code
 
 
@@ -60,9 +66,12 @@ def _exit_now(code: int) -> None:
     closed and its temporary directories removed before ``_main`` returns."""
     from contextlib import suppress
 
+    from greenloop import codecache
+
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError):  # a closed pipe: nothing more can reach the reader
             stream.flush()
+    codecache.save()  # after the reply: only a first run, or a new greenloop, writes it
     os._exit(code)
 
 

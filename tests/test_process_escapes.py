@@ -208,3 +208,31 @@ def test_orphans_scan_of_proc_finds_a_child_by_its_parent_pid_like_the_children_
             assert child.pid in orphans.child_lister()(os.getpid())
         finally:
             child.kill()
+
+
+LIBRARY_HOST = """
+import ctypes, sys
+from greenloop import check
+
+result, _ = check(sys.argv[1])
+flag = ctypes.c_int(-1)
+ctypes.CDLL(None, use_errno=True).prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+escaped = [e.pid for run in result.runs for e in run.result.escaped]
+print(result.verdict.value, flag.value, escaped)
+"""
+
+
+def test_a_program_calling_check_as_a_library_is_not_made_a_subreaper_and_the_daemon_still_stops(
+    make_repo: Callable[..., Path], daemons: Path
+) -> None:
+    pidfile = daemons / "build.pid"
+    stages = stage("build", f"{PY} escape.py daemon {pidfile} log.txt 0")
+    root = repo(make_repo, stages, **{".gitignore": "log.txt\n"})
+    host = subprocess.run(
+        [PY, "-c", LIBRARY_HOST, str(root)], capture_output=True, text=True, timeout=120, check=True
+    )
+    pid = pid_of(pidfile)
+    assert not alive(pid), f"the daemon {pid} outlived the library's check"
+    # the host's other children's orphans would re-parent to it, zombies it never waits for
+    assert host.stdout.split(maxsplit=2)[:2] == ["green", "0"], host.stdout + host.stderr
+    assert host.stdout.split(maxsplit=2)[2].strip() == f"[{pid}]"

@@ -44,10 +44,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()  # nothing it builds outlives the process: collections are pure cost
-    if argv is None:  # our own process, not a library call: dataclasses' code from the cache
+    if argv is None:  # our own process, not a library call
         from greenloop import codecache
 
-        codecache.install()
+        codecache.install()  # dataclasses' code from the cache, before any is built
+        from greenloop import orphans
+
+        orphans.own_process()  # may become a child subreaper
     from greenloop.redact import redacting_streams
 
     with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted

@@ -5,11 +5,14 @@ ends (process.py). A child that calls ``setsid()`` (a daemon, ``nohup … &`` wi
 background server started with ``start_new_session=True``) leaves that group and would outlive
 the run: holding a port, writing into a tree greenloop has since committed or reverted.
 
-Two things find it. greenloop is a child subreaper, so such an orphan re-parents to greenloop
-rather than to init. And every command's environment carries a tag, ``GREENLOOP_COMMAND_TAG``,
-that its descendants inherit (Jenkins finds a build's daemons by an environment cookie the same
-way). When the command ends, greenloop's children that carry its tag, and everything below them,
-get SIGTERM, a short grace, SIGKILL, and are reaped. A process of another command running side by
+Two things find it. greenloop's own process (the command line, a batch worker) is a child
+subreaper, so such an orphan re-parents to greenloop rather than to init. And every command's
+environment carries a tag, ``GREENLOOP_COMMAND_TAG``, that its descendants inherit (Jenkins finds a
+build's daemons by an environment cookie the same way). When the command ends, greenloop's children
+that carry its tag, and everything below them, get SIGTERM, a short grace, SIGKILL, and are reaped.
+A program that imports greenloop as a library is never made a subreaper (the orphans of its own
+other children would re-parent to it, zombies it never waits for): there the tag is looked for in
+every process of /proc, which costs more per command but touches nothing of the program's. A process of another command running side by
 side carries that command's tag and is left alone; one without a tag of the command that just
 ended (git's fsmonitor daemon or gpg-agent, a batch worker, one started with ``env -i``) is never
 touched. Off Linux nothing here runs: today's behaviour.
@@ -35,6 +38,7 @@ LINUX = sys.platform.startswith("linux")
 PR_SET_CHILD_SUBREAPER = 36
 POLL_S = 0.02
 _serial = itertools.count(1)
+_mode = {"own_process": False, "subreaper": False}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,11 +53,13 @@ class Escaped:
 class _Proc:
     """One line of /proc/PID/stat (a plain class: a dataclass costs ~1 ms of import)."""
 
-    __slots__ = ("pgrp", "pid", "ppid", "session", "state")
+    __slots__ = ("pgrp", "pid", "ppid", "session", "start", "state")
 
     def __init__(self, pid: int, fields: list[str]) -> None:
         self.pid, self.state = pid, fields[0]
         self.ppid, self.pgrp, self.session = int(fields[1]), int(fields[2]), int(fields[3])
+        self.start = int(fields[19]) if len(fields) > 19 else 0
+        """Field 22 of /proc/PID/stat: when it started, in clock ticks after boot."""
 
     @property
     def dead(self) -> bool:
@@ -70,17 +76,23 @@ class _Marks:
         self.groups: set[int] = {pgid}
 
 
-@cache
+def own_process() -> None:
+    """Called by greenloop's own entry points (the command line, a batch worker), never on import:
+    this process may become a child subreaper when it first runs a command."""
+    _mode["own_process"] = True
+
+
 def become_subreaper() -> None:
-    """Orphans of what greenloop starts re-parent to greenloop, not init (Linux; else nothing)."""
-    if not LINUX:
+    """Orphans of what greenloop starts re-parent to greenloop, not init (Linux, greenloop's own
+    process; a library's host is left as it is, its escapes are found by their tag in /proc)."""
+    if not LINUX or not _mode["own_process"] or _mode["subreaper"]:
         return
     try:
         import ctypes  # here only: the Stop hook's cached path never runs a command
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):  # no libc prctl: orphans go to init, as before
+        _mode["subreaper"] = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc prctl: orphans go to init, found by their tag
         pass
 
 
@@ -194,13 +206,17 @@ def _reap(pids: Iterable[int]) -> None:
 
 
 def _find(tag: str, busy: Collection[int], marks: _Marks) -> list[_Proc]:
-    """greenloop's children that belong to the command, each with everything below it."""
+    """greenloop's children that belong to the command, each with everything below it; where
+    greenloop is not a subreaper (a library's host), every process that belongs to it."""
     children = child_lister()
     found: list[_Proc] = []
-    for pid in children(os.getpid()):
-        proc = None if pid in busy else _stat(pid)
-        if proc is not None and _belongs(proc, tag, marks):
+    roots = children(os.getpid()) if _mode["subreaper"] else _all_pids()
+    since = 0 if _mode["subreaper"] else _started(os.getpid())  # older ones are not ours
+    for pid in roots:
+        proc = None if pid in busy or pid == os.getpid() else _stat(pid)
+        if proc is not None and proc.start >= since and _belongs(proc, tag, marks):
             found += _subtree(proc, children)
+    found = list({proc.pid: proc for proc in found}.values())  # in /proc's scan, roots nest
     for proc in found:
         if not proc.dead:
             marks.pids.add(proc.pid)
@@ -262,6 +278,12 @@ def _stat(pid: int) -> _Proc | None:
     except (OSError, IndexError):
         return None
     return _Proc(pid, fields)
+
+
+@cache
+def _started(pid: int) -> int:
+    proc = _stat(pid)
+    return proc.start if proc is not None else 0
 
 
 def _tags(pid: int) -> list[str]:

@@ -271,6 +271,9 @@ def _interrupt_when_orphaned() -> Iterator[None]:
 
 
 def main(argv: list[str]) -> int:
+    from greenloop import orphans
+
+    orphans.own_process()  # a worker process of greenloop's own, as the command line is
     stage = Path(argv[0])
     job = job_from_json((stage / "job.json").read_text(encoding="utf-8"))
     slots = (

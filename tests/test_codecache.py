@@ -72,11 +72,14 @@ def test_dataclasses_built_from_the_cache_are_the_ones_dataclasses_builds(tmp_pa
     first = run_script(tmp_path, "cache")
     second = run_script(tmp_path, "cache")
     assert plain.pop("compiled") == 0
-    assert first.pop("compiled") == 9  # one text per method: six for the frozen class, three for Plain
+    # one text per method: six for the frozen class, three for Plain
+    assert first.pop("compiled") == 9
     assert second.pop("compiled") == 0  # every text came from the store the first process wrote
     assert first == plain
     assert second == plain
-    assert plain["init"] == repr({"x": int, "tags": tuple[str, ...], "seen": frozenset[int], "return": None})
+    assert plain["init"] == repr(
+        {"x": int, "tags": tuple[str, ...], "seen": frozenset[int], "return": None}
+    )
     assert "cannot assign to field 'x'" in str(plain["frozen"])
 
 

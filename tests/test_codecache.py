@@ -19,7 +19,7 @@ SCRIPT = '''
 import dataclasses, json, sys
 from greenloop import codecache
 if sys.argv[1] == "cache":
-    codecache.install()
+    codecache.install("probe")
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Point:
@@ -116,6 +116,7 @@ def test_the_command_line_writes_the_store_once_and_then_reads_it(tmp_path: Path
     check = ("check", "--", sys.executable, "-c", "print('1 passed')")
     greenloop(repo, *check, env=env)
     (store,) = stores(tmp_path)
+    assert store.name.endswith("-check.marshal")  # one per subcommand: the hook loads only its own
     written = store.stat().st_mtime_ns
     greenloop(repo, *check, env=env)
     assert store.stat().st_mtime_ns == written  # nothing new to compile: not written again

@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # our own process, not a library call
         from greenloop import codecache
 
-        codecache.install()  # dataclasses' code from the cache, before any is built
+        codecache.install(args_list[0] if args_list else "")  # before any dataclass is built
         from greenloop import orphans
 
         orphans.own_process()  # may become a child subreaper

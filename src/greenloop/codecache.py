@@ -30,22 +30,27 @@ MAX_ENTRIES = 4096
 
 _CODE: dict[str, CodeType] = {}
 _NEW: list[str] = []
+_STORE: list[str] = []
 
 
-def install() -> None:
-    """From now on, ``dataclasses`` compiles through the cache (loaded here, once)."""
+def install(command: str) -> None:
+    """From now on, ``dataclasses`` compiles through the cache (loaded here, once).
+
+    One store per subcommand: the Stop hook loads the ~140 texts it needs, not the ~800 that
+    ``run`` and ``report`` (rich, the agents) add."""
     import dataclasses
 
     if "exec" in vars(dataclasses):  # installed already, or a Python whose dataclasses has one
         return
+    _STORE[:] = [_path(command if command.isalpha() else "other")]
     _CODE.update(_load())
     dataclasses.exec = _exec  # type: ignore[attr-defined]
 
 
 def save() -> None:
     """Write the store if this process compiled a text it did not hold (atomically; best effort)."""
-    path = _path()
-    if not _NEW or path is None:
+    path = _STORE[0] if _STORE else ""
+    if not _NEW or not path:
         return
     code = _CODE if len(_CODE) <= MAX_ENTRIES else {text: _CODE[text] for text in _NEW}
     partial = f"{path}.{os.getpid()}"
@@ -82,8 +87,8 @@ def _exec(
 
 
 def _load() -> dict[str, CodeType]:
-    path = _path()
-    if path is None:
+    path = _STORE[0]
+    if not path:
         return {}
     try:
         with open(path, "rb") as handle:
@@ -99,9 +104,9 @@ def _load() -> dict[str, CodeType]:
     }
 
 
-def _path() -> str | None:
+def _path(command: str) -> str:
     cache = user_cache()
     if cache is None:
-        return None
+        return ""
     build = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
-    return os.path.join(cache, "code", f"dataclasses-{build}.marshal")
+    return os.path.join(cache, "code", f"dataclasses-{build}-{command}.marshal")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli_process import greenloop
+from cli_process import greenloop
 
 # No ``from __future__ import annotations`` in the script: the generated ``__init__``'s
 # annotations are then the field types themselves, as dataclasses makes them.

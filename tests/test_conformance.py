@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from case_files import project_root
 from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
@@ -79,7 +80,8 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
         )
     )  # fmt: skip
     modules = frozenset(data.get("repo_modules", ()))
-    parsed = installed.own_copies(parsed, Path(root), modules)
+    with project_root(data) as files:  # the project's own files, where the verdict needs them
+        parsed = installed.own_copies(parsed, files, modules)
     stage = Stage(name="verify", command=argv, why="conformance")
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules)
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from case_files import project_root
 from greenloop.classify import Verdict, classify
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output, parser_for
 from greenloop.parsers import pytest as pytest_parser
@@ -189,12 +190,12 @@ def test_installed_copy_frames_name_the_repository_file_when_tox_installed_the_p
     # surfaces in a README doctest through .tox/py311/lib/python3.11/site-packages/natsort/utils.py,
     # a library path the digest hid, leaving only "at README.rst:69".
     data = load(OUTPUTS.parent / "real" / "tox" / "natsort-5" / "case.json")
-    root = Path(data["cwd_placeholder"])
     before = parse_case(data).failures[0]
     assert ("natsort/utils.py", 428) not in {(f.file, f.line) for f in before.frames}
-    after = installed.own_copies(parse_case(data), root, {"natsort", "tests", "docs"}).failures[0]
-    assert ("natsort/utils.py", 428) in {(f.file, f.line) for f in after.frames}
-    assert installed.own_copies(parse_case(data), root, {"tests"}).failures[0] == before
+    with project_root(data) as root:  # natsort's own files, as they were at the capture
+        after = installed.own_copies(parse_case(data), root, {"natsort", "tests", "docs"})
+        assert ("natsort/utils.py", 428) in {(f.file, f.line) for f in after.failures[0].frames}
+        assert installed.own_copies(parse_case(data), root, {"tests"}).failures[0] == before
 
 
 def test_pytest_exception_group_keeps_the_first_sub_exceptions_frames_and_lists_each_one() -> None:
@@ -242,7 +243,8 @@ def test_installed_copy_errors_are_the_projects_not_the_environments_when_nox_in
     modules = frozenset(data["repo_modules"])
     parsed = parse_case(data)
     assert classify(run, parsed, command="nox", repo_modules=modules).verdict is Verdict.ENV_FAILURE
-    own = installed.own_copies(parsed, Path(data["cwd_placeholder"]), modules)
+    with project_root(data) as root:  # installer's own files, as they were at the capture
+        own = installed.own_copies(parsed, root, modules)
     assert classify(run, own, command="nox", repo_modules=modules).verdict is Verdict.FAILED
     assert own.failures[0].file.endswith("installer/utils.py")
 

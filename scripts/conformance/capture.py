@@ -37,6 +37,7 @@ from common import (
     install,
     load_projects,
     read_case,
+    repo_files,
     repo_modules,
     run,
     run_env,
@@ -88,6 +89,7 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     return Case(
         project=project, runner=runner, n=n, run=done, facts=facts, mutation=mutation,
         version=tool_version(runner, cwd, env), repo_modules=repo_modules(cwd),
+        repo_files=repo_files(cwd),
     )  # fmt: skip
 
 

@@ -341,6 +341,9 @@ class Case:
     mutation: Mutation | None
     version: str
     repo_modules: tuple[str, ...] = field(default=())
+    repo_files: tuple[str, ...] = field(default=())
+    """The repository's tracked .py files: installed.own_copies names a frame in an installed
+    copy as the repository's file only where it exists (tests/case_files.py lays them out)."""
 
     @property
     def dir(self) -> Path:
@@ -391,6 +394,7 @@ def write_case(case: Case, date: str | None = None) -> Path:
         "timed_out": case.run.timed_out,
         "timeout_s": case.runner.timeout if case.run.timed_out else None,
         "repo_modules": list(case.repo_modules),
+        "repo_files": list(case.repo_files),
         "mutation": asdict(case.mutation) if case.mutation else None,
         "facts": facts,
         "facts_unverified": unverified(case.facts, out + "\n" + err),
@@ -417,6 +421,14 @@ def clear_cases(project: Project, runner: Runner) -> None:
     for old in (REAL / runner.runner).glob(f"{project.name}-*"):
         if old.is_dir() and old.name.rpartition("-")[2].isdigit():
             shutil.rmtree(old)
+
+
+def repo_files(root: Path) -> tuple[str, ...]:
+    """The tracked .py files, relative to ``root`` (the runner's directory)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "*.py"], cwd=root, capture_output=True, check=True
+    )
+    return tuple(sorted(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p))
 
 
 def repo_modules(root: Path) -> tuple[str, ...]:

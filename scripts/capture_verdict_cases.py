@@ -239,6 +239,54 @@ def tsd_api_truth(verdict: str) -> Truth:
     return truth
 
 
+def go_report_truth(argv: list[str]) -> Truth:
+    """``go_json_truth`` plus what the failing tests printed in ``go test -json``'s output events:
+    a failed example's ``got:`` / ``want:`` lines, and the first failing test's data race reports
+    (each access's repository frames, innermost first)."""
+    counted = go_json_truth(argv)
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        facts = counted(root, env, captured)
+        out = run([*argv[:2], "-json", *argv[2:]], root, env).stdout
+        printed: dict[str, list[str]] = {}
+        for line in out.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("Test") in facts["failing_ids"] and event.get("Action") == "output":
+                printed.setdefault(event["Test"], []).append(event["Output"].rstrip("\n"))
+        examples = {t: _example_output(lines) for t, lines in printed.items() if "got:" in lines}
+        first = printed.get(facts["failing_ids"][0], []) if facts["failing_ids"] else []
+        races = _race_accesses(first, root)
+        return (
+            facts
+            | ({"examples": examples} if examples else {})
+            | ({"error_type": "DATA RACE", "race_accesses": races} if races else {})
+        )
+
+    return truth
+
+
+def _example_output(lines: list[str]) -> dict[str, list[str]]:
+    got, want = lines.index("got:"), lines.index("want:")
+    return {"got": lines[got + 1 : want], "want": lines[want + 1 :]}
+
+
+def _race_accesses(lines: list[str], root: Path) -> list[dict[str, Any]]:
+    """The first ``WARNING: DATA RACE`` report: ``Write at 0x.. by goroutine 7:`` and the stack
+    under it, up to the blank line, as repository-relative file:line."""
+    start = lines.index("WARNING: DATA RACE") if "WARNING: DATA RACE" in lines else len(lines)
+    accesses: list[dict[str, Any]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("=================="):
+            break
+        if m := re.match(r"^(\w[\w ]*?) at 0x[0-9a-f]+ by (.+):$", line):
+            accesses.append({"access": f"{m[1]} by {m[2]}", "frames": []})
+        elif line.startswith("Goroutine "):
+            accesses.append({"access": "", "frames": []})  # where goroutines began: not an access
+        elif (m := re.match(r"^\s+(\S+\.go):(\d+) \+0x", line)) and m[1].startswith(f"{root}/"):
+            accesses[-1]["frames"].append(f"{_relative(m[1], root)}:{m[2]}")
+    return [a for a in accesses if a["access"]]
+
+
 def libtest_json_truth() -> Truth:
     """Facts from libtest's own JSON events (``--format json``, unstable: RUSTC_BOOTSTRAP=1 on a
     stable toolchain, a second run): ids, counts, and each failing test's panic that ended it (the
@@ -414,6 +462,40 @@ CASES: list[Case] = [
             "kind": "comparison flipped",
             "before": "s.size-s.cur >= n",
             "after": "s.size-s.cur > n",
+        },
+        version=["go", "version"],
+    ),
+    Case(
+        tool="go",
+        name="golang-lru-race-1",
+        repo="hashicorp/golang-lru",
+        commit="5dd697da12cfd1af9605fbf9968cac4104eb1788",  # v2: go 1.19, stdlib only
+        argv=["go", "test", "-race", "-v", "./..."],
+        truth=go_report_truth(["go", "test", "-race", "./..."]),
+        ground_truth="go-test-json (-race): actions, and the race reports in the output events",
+        mutation={
+            "file": "expirable/expirable_lru.go",
+            "line": 137,
+            "kind": "unlock no longer deferred: Get reads the list unlocked",
+            "before": "defer c.mu.Unlock()",
+            "after": "c.mu.Unlock()",
+        },
+        version=["go", "version"],
+    ),
+    Case(
+        tool="go",
+        name="golang-lru-example-1",
+        repo="hashicorp/golang-lru",
+        commit="5dd697da12cfd1af9605fbf9968cac4104eb1788",
+        argv=["go", "test", "-v", "./..."],
+        truth=go_report_truth(["go", "test", "./..."]),
+        ground_truth="go-test-json: actions, and ExampleLRU's got/want output events",
+        mutation={
+            "file": "expirable/expirable_lru.go",
+            "line": 145,
+            "kind": "return value: the zero value for the entry's",
+            "before": "return ent.Value, true",
+            "after": "return value, true",
         },
         version=["go", "version"],
     ),

@@ -29,6 +29,8 @@ RESOURCES = Path(__file__).parent / "resources"
 REAL_CASES = (
     "go/sync-0",
     "go/sync-1",
+    "go/golang-lru-race-1",
+    "go/golang-lru-example-1",
     "node-test/ccount-0",
     "node-test/ccount-1",
     "node-test/ccount-2",
@@ -470,6 +472,35 @@ def test_a_rust_test_that_caught_a_panic_is_named_by_the_panic_that_ended_it() -
     assert got == data["facts"]["ending_panics"]
     caught = next(f for f in parsed.errors if f.id == "tests::test_defer_success_2")
     assert any("src/lib.rs:524" in line and "failure" in line for line in caught.detail)
+
+
+def test_a_go_data_race_names_both_accesses_the_race_detector_reported() -> None:
+    # golang-lru with `go test -race`: Get unlocks before it reads the list; the test fails with
+    # testing.go's "race detected during execution of test", the report above it says where
+    data = _load("go/golang-lru-race-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    first = parsed.errors[0]
+    assert first.error_type == "DATA RACE"
+    assert "race detected" not in first.message
+    for access in data["facts"]["race_accesses"]:
+        assert f"{access['access']} at {access['frames'][0]}" in first.message, first.message
+    said = " ".join((*first.detail, *(f"{f.file}:{f.line}" for f in first.frames)))
+    for access in data["facts"]["race_accesses"]:
+        assert all(frame in said for frame in access["frames"][1:3]), (access, said)
+
+
+def test_a_failed_go_example_shows_the_line_it_printed_and_the_line_its_comment_wants() -> None:
+    data = _load("go/golang-lru-example-1")
+    parsed, _ = _judge(data)
+    example = next(f for f in parsed.errors if f.id.endswith(".ExampleLRU"))
+    wanted = data["facts"]["examples"]["ExampleLRU"]
+    got, want = next((g, w) for g, w in zip(wanted["got"], wanted["want"], strict=True) if g != w)
+    assert got in example.message, example
+    assert want in example.message, example
+    assert [*wanted["got"], *wanted["want"]] == [
+        d for d in example.detail if d not in ("got:", "want:")
+    ]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

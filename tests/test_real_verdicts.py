@@ -490,6 +490,15 @@ def test_a_go_data_race_names_both_accesses_the_race_detector_reported() -> None
         assert all(frame in said for frame in access["frames"][1:3]), (access, said)
 
 
+def test_a_go_modules_internal_package_is_the_projects_own_code_in_the_digest() -> None:
+    # golang-lru's list is internal/list.go: the race's innermost frame, not node's internal/*.js
+    data = _load("go/golang-lru-race-1")
+    parsed, verdict = _judge(data)
+    innermost = data["facts"]["race_accesses"][0]["frames"][0]
+    assert innermost.startswith("internal/")
+    assert f"  at {innermost} in " in _digest(data, parsed, verdict)
+
+
 def test_a_failed_go_example_shows_the_line_it_printed_and_the_line_its_comment_wants() -> None:
     data = _load("go/golang-lru-example-1")
     parsed, _ = _judge(data)

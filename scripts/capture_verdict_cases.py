@@ -315,6 +315,25 @@ def _ending_panic(name: str, stdout: str) -> str:
     return f"{found[-1][0]} {found[-1][1]}" if found else ""
 
 
+def clippy_json_truth(argv: list[str]) -> Truth:
+    """Facts from cargo's JSON messages (``--message-format=json``, a second run): each error
+    diagnostic's code and primary span, in order."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = run([*argv[:2], "--message-format=json", *argv[2:]], root, env).stdout
+        found = []
+        for line in out.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            message = event.get("message") or {}
+            span = next((s for s in message.get("spans", []) if s["is_primary"]), None)
+            if event.get("reason") == "compiler-message" and message["level"] == "error" and span:
+                code = (message.get("code") or {}).get("code", "")
+                found.append(f"{span['file_name']}:{span['line_start']} {code}")
+        return {"verdict": "failed" if found else "green", "failing_ids": [], "diagnostics": found}
+
+    return truth
+
+
 def eslint_crash_truth() -> Truth:
     """ESLint's own verdict on a crash: no JSON report at all from ``--format json`` (a second run),
     exit 2 (its documented 'configuration problem or internal error', never lint findings); the
@@ -616,6 +635,16 @@ CASES += [
             "after": "if !S::should_run()",
         },
         version=["cargo", "--version"],
+    ),
+    Case(
+        tool="cargo-clippy",
+        name="scopeguard-0",
+        repo="bluss/scopeguard",
+        commit="bb988222848d39b0b9037b29da3a3a1eb05ebf4b",  # v1.2.0 (2023) under today's clippy
+        argv=["cargo", "clippy", "--", "-D", "warnings"],
+        truth=clippy_json_truth(["cargo", "clippy", "--", "-D", "warnings"]),
+        ground_truth="cargo clippy --message-format=json: each error's code and primary span",
+        version=["cargo", "clippy", "--version"],
     ),
     Case(
         tool="eslint",

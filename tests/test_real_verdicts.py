@@ -20,7 +20,7 @@ from greenloop.classify import Verdict, classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.parsers.model import Failure
+from greenloop.parsers.model import Failure, Kind
 from greenloop.process import ProcessResult, run_command
 from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
@@ -510,6 +510,17 @@ def test_a_failed_go_example_shows_the_line_it_printed_and_the_line_its_comment_
     assert [*wanted["got"], *wanted["want"]] == [
         d for d in example.detail if d not in ("got:", "want:")
     ]
+
+
+def test_clippy_names_the_lint_of_every_error_not_only_of_the_first_that_says_deny() -> None:
+    # clippy -D warnings: the `-D clippy::…` / #[allow(…)] notes come with a lint's first error
+    # only; each error's help URL still names its lint
+    data = _load("cargo-clippy/scopeguard-0")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    got = [f"{f.file}:{f.line} {f.code}" for f in parsed.errors]
+    assert got == data["facts"]["diagnostics"]
+    assert {f.kind for f in parsed.errors} == {Kind.LINT}
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -34,6 +34,8 @@ _KILLED = re.compile(
 _DIAG = re.compile(r"^(?P<sev>error|warning)(?:\[(?P<code>[A-Z]\d{4})\])?: (?P<msg>\S.*)$")
 _ARROW = re.compile(r"^\s*--> (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+)$")
 _LINT = re.compile(r"#\[(?:warn|deny|allow|forbid)\((?P<lint>[\w:]+)\)\]")
+# clippy names the lint in every diagnostic's help URL; the #[deny]/#[allow] notes come once only
+_CLIPPY_URL = re.compile(r"rust-clippy/\S*#(?P<lint>\w+)")
 _WRAPPER = re.compile(
     r"could not compile|test failed, to rerun|targets? failed|aborting due to|"
     r"generated \d+ warnings?|build failed|previous errors?"
@@ -233,6 +235,8 @@ def _block(lines: list[str], start: int) -> list[str]:
 
 def _diagnostic(d: re.Match[str], a: re.Match[str], block: list[str], root: str) -> Failure:
     lint = next((m["lint"] for b in block if (m := _LINT.search(b))), "")
+    url = next((m["lint"] for b in block if (m := _CLIPPY_URL.search(b))), "")
+    lint = lint or (f"clippy::{url}" if url else "")
     code = d["code"] or lint
     file = relative(a["file"], root)
     return Failure(

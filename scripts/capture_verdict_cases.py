@@ -61,6 +61,8 @@ class Case:
     unverified: list[str] = field(default_factory=list)
     install: list[str] = field(default_factory=list)
     """Run once in the checkout when it has no node_modules (npm's registry is reachable)."""
+    repo_files: list[str] = field(default_factory=list)
+    """Checkout files the classifier reads (package.json), stored for the replay: not code."""
     to_files: bool = False
     """Output into files, not pipes: node drops what a pipe has not taken when the program calls
     process.exit (tsd's 1 MB report reached a pipe whole in 1 run of 2 here). Stored without the
@@ -330,6 +332,39 @@ def clippy_json_truth(argv: list[str]) -> Truth:
                 code = (message.get("code") or {}).get("code", "")
                 found.append(f"{span['file_name']}:{span['line_start']} {code}")
         return {"verdict": "failed" if found else "green", "failing_ids": [], "diagnostics": found}
+
+    return truth
+
+
+def vitest_unbuilt_truth() -> Truth:
+    """vitest's JSON report (a second run): every failure is an import of the package itself
+    (package.json's name) that cannot resolve, and the files its exports name are not there:
+    the build has not run, an environment failure."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = root / ".vitest-report.json"
+        run(["npx", "vitest", "run", "--reporter=json", f"--outputFile={out}"], root, env)
+        report = json.loads(out.read_text())
+        out.unlink()
+        manifest = json.loads((root / "package.json").read_text())
+        name = manifest["name"]
+        messages = [m for f in report["testResults"] for m in [f.get("message", "")] if m]
+        messages += [m for f in report["testResults"] for t in f["assertionResults"] for m in t["failureMessages"]]
+        own = re.compile(rf"(?:Cannot find package '|Could not resolve \"){re.escape(name)}[/'\"]")
+        exported = re.findall(r'"(\./dist/[^"*]+)"', json.dumps(manifest.get("exports")))
+        unbuilt = all(own.search(m) for m in messages) and not any((root / e).exists() for e in exported)
+        ids, passed = [], 0  # as scripts/conformance/node.py: a suite that failed to load is one
+        for suite in report["testResults"]:
+            failed = [t for t in suite["assertionResults"] if t["status"] == "failed"]
+            passed += sum(t["status"] == "passed" for t in suite["assertionResults"])
+            ids += [" > ".join([*t["ancestorTitles"], t["title"]]) for t in failed]
+            ids += [_relative(suite["name"], root)] if suite["status"] == "failed" and not failed else []
+        return {
+            "verdict": "env_failure" if messages and unbuilt else "failed",
+            "failing_ids": ids,
+            "counts": {"passed": passed, "failed": len(ids), "skipped": 0},
+            "unresolved": sorted(set(re.findall(rf"['\"]({re.escape(name)}/[\w/-]+)['\"]", "\n".join(messages)))),
+        }
 
     return truth
 
@@ -647,6 +682,19 @@ CASES += [
         version=["cargo", "clippy", "--version"],
     ),
     Case(
+        tool="vitest",
+        name="ohash-0",
+        repo="unjs/ohash",
+        commit="764b0a3203308956ef07597612af5ad59f36c791",  # src/hash.ts imports "ohash/crypto"
+        argv=["npx", "vitest", "run"],
+        truth=vitest_unbuilt_truth(),
+        ground_truth="vitest --reporter=json: every failure an unresolved import of the package "
+        "itself, whose exports (dist/) do not exist before `pnpm build` (CI builds first)",
+        version=["npx", "vitest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
+        repo_files=["package.json"],
+    ),
+    Case(
         tool="eslint",
         name="mitt-0",
         repo="developit/mitt",
@@ -758,6 +806,8 @@ def capture(case: Case) -> Path:
         "facts_unverified": case.unverified,
         "ground_truth": case.ground_truth,
     }
+    if case.repo_files:
+        data["repo_files"] = {name: (root / name).read_text() for name in case.repo_files}
     out = REAL / case.tool / case.name
     out.mkdir(parents=True, exist_ok=True)
     (out / "case.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -521,6 +522,52 @@ def test_clippy_names_the_lint_of_every_error_not_only_of_the_first_that_says_de
     got = [f"{f.file}:{f.line} {f.code}" for f in parsed.errors]
     assert got == data["facts"]["diagnostics"]
     assert {f.kind for f in parsed.errors} == {Kind.LINT}
+
+
+def _classify_in(data: dict[str, Any], root: Path) -> Any:
+    """The captured run classified beside ``root``'s files (the checkout is gone)."""
+    parsed, _ = _judge(data)
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    return classify(run, parsed, command=" ".join(data["argv"]), root=str(root))
+
+
+def test_a_js_project_importing_its_own_unbuilt_package_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    # ohash's src/hash.ts imports "ohash/crypto": package.json's exports send it to dist/, which
+    # `pnpm build` writes (its CI builds before vitest); a fresh clone fails every suite on it
+    data = _load("vitest/ohash-0")
+    manifest = data["repo_files"]["package.json"]
+    (tmp_path / "package.json").write_text(manifest)
+    judged = _classify_in(data, tmp_path)
+    assert judged.verdict.value == data["facts"]["verdict"] == "env_failure"
+    assert data["facts"]["unresolved"][0] in judged.evidence
+    assert "npm run build" in judged.advice
+    for built in re.findall(r'"\./(dist/[^"]+\.mjs)"', manifest):  # built: the import is the code's
+        (tmp_path / built).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / built).write_text("export {}\n")
+    assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
+
+
+def test_a_js_import_of_a_declared_dependency_missing_from_node_modules_is_the_environments(
+    tmp_path: Path,
+) -> None:
+    data = _load("vitest/ohash-0")
+    manifest: dict[str, Any] = {"name": "app", "devDependencies": {"ohash": "^2.0.0"}}
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    (tmp_path / "node_modules").mkdir()
+    judged = _classify_in(data, tmp_path)
+    assert judged.verdict is Verdict.ENV_FAILURE
+    assert "'ohash'" in judged.reasons[0]
+    del manifest["devDependencies"]  # imported but never declared: the code's mistake
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -120,6 +120,7 @@ def mutate(root: Path, mutation: dict[str, Any], env: dict[str, str]) -> None:
     lines[index] = lines[index].replace(mutation["before"], mutation["after"], 1)
     path.write_text("\n".join(lines))
     git = ["git", "-c", "user.name=corpus", "-c", "user.email=corpus@example.invalid"]
+    git += ["-c", "core.hooksPath=/dev/null"]  # the project's husky hooks must not run on it
     subprocess.run([*git, "commit", "-qam", "change"], cwd=root, env=env, check=True)
 
 
@@ -364,6 +365,36 @@ def vitest_unbuilt_truth() -> Truth:
             "failing_ids": ids,
             "counts": {"passed": passed, "failed": len(ids), "skipped": 0},
             "unresolved": sorted(set(re.findall(rf"['\"]({re.escape(name)}/[\w/-]+)['\"]", "\n".join(messages)))),
+        }
+
+    return truth
+
+
+def jest_json_truth(argv: list[str]) -> Truth:
+    """``jest --json`` (a second run): ids, counts, and the snapshot keys no test checked
+    (``snapshot.uncheckedKeysByFile``: obsolete, the run fails on them)."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = root / ".jest-report.json"
+        run([*argv, "--json", f"--outputFile={out}"], root, env)
+        report = json.loads(out.read_text())
+        out.unlink()
+        ids = [
+            " › ".join([*t["ancestorTitles"], t["title"]])
+            for suite in report["testResults"]
+            for t in suite["assertionResults"]
+            if t["status"] == "failed"
+        ]
+        unchecked = report["snapshot"]["uncheckedKeysByFile"]
+        return {
+            "verdict": "green" if report["success"] else "failed",
+            "failing_ids": ids,
+            "counts": {
+                "passed": report["numPassedTests"],
+                "failed": report["numFailedTests"],
+                "skipped": report["numPendingTests"] + report["numTodoTests"],
+            },
+            "obsolete": {_relative(u["filePath"], root): u["keys"] for u in unchecked},
         }
 
     return truth
@@ -693,6 +724,24 @@ CASES += [
         version=["npx", "vitest", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund"],
         repo_files=["package.json"],
+    ),
+    Case(
+        tool="jest",
+        name="jest-extended-1",
+        repo="jest-community/jest-extended",
+        commit="aef46108bec538d29542cb19ebc2f90e069052b8",  # jest 30 + ts-jest, snapshot files
+        argv=["npm", "test"],
+        truth=jest_json_truth(["npx", "jest", "--color=true"]),
+        ground_truth="jest --json: success false, no failed test, snapshot.uncheckedKeysByFile",
+        mutation={
+            "file": "test/matchers/toBeEven.test.ts",
+            "line": 34,
+            "kind": "test renamed: its snapshot is obsolete (and a new one written)",
+            "before": "fails when given an even BigInt",
+            "after": "fails when given an even bigint",
+        },
+        version=["npx", "jest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],
     ),
     Case(
         tool="eslint",

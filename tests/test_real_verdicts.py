@@ -570,6 +570,22 @@ def test_a_js_import_of_a_declared_dependency_missing_from_node_modules_is_the_e
     assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
 
 
+def test_jest_failing_on_an_obsolete_snapshot_names_it_and_its_test_file() -> None:
+    # jest-extended, a test renamed: jest writes its new snapshot, keeps the old key, and exits 1
+    # with all 901 tests passing; the key is what the agent must see (not "no failures reported")
+    data = _load("jest/jest-extended-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    ((file, keys),) = data["facts"]["obsolete"].items()
+    assert [(f.file, f.error_type) for f in parsed.errors] == [(file, "obsolete snapshot")] * len(
+        keys
+    )
+    assert all(key in f.message for key, f in zip(keys, parsed.errors, strict=True))
+    digest = _digest(data, parsed, verdict)
+    assert f"FIRST ERROR: {file}: {keys[0]}" in digest
+    assert f"{data['facts']['counts']['passed']} passed" in digest
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
     tmp_path: Path,

@@ -104,7 +104,43 @@ def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list
         failures.append(_test_failure(name, lines[i + 1 : end], root))
         i = end
     killed = _jest_killed(lines)
-    return failures, _jest_counts(lines, killed), killed
+    # obsolete snapshots fail the run, not a test: jest's counts stay its own
+    return failures + _jest_obsolete(lines), _jest_counts(lines, killed), killed
+
+
+_JEST_SUMMARY_FILE = re.compile(r"^\s+↳ (?P<file>\S+)\s*$")
+_JEST_SUMMARY_KEY = re.compile(r"^\s+• (?P<key>\S.*?)\s*$")
+
+
+def _jest_obsolete(lines: list[str]) -> list[Failure]:
+    """The Snapshot Summary's obsolete snapshots: a key no test wrote this run, the trace of a
+    test removed or renamed. jest fails the run for them, with every test passing."""
+    start = next((i for i, line in enumerate(lines) if line == "Snapshot Summary"), None)
+    if start is None:
+        return []
+    found: list[Failure] = []
+    file, obsolete = "", False
+    for line in lines[start + 1 :]:
+        if line.startswith(("Test Suites:", "Tests:")) or len(found) >= MAX_FAILURES:
+            break
+        if line.startswith(" \u203a "):  # " \u203a 1 snapshot obsolete from 1 test suite."
+            obsolete = "obsolete" in line and "snapshot file" not in line
+        elif obsolete and (f := _JEST_SUMMARY_FILE.match(line)) is not None:
+            file = f["file"]
+        elif obsolete and (k := _JEST_SUMMARY_KEY.match(line)) is not None:
+            found.append(_obsolete_snapshot(file, k["key"]))
+    return found
+
+
+def _obsolete_snapshot(file: str, key: str) -> Failure:
+    return Failure(
+        kind=Kind.CRASH,
+        id=f"{file}: {key}" if file else key,
+        file=file,
+        error_type="obsolete snapshot",
+        message=f"no test wrote snapshot `{key}`: its test was removed or renamed",
+        detail=("restore the test, or remove the snapshot with jest -u (--ci keeps it failing)",),
+    )
 
 
 def _jest_killed(lines: list[str]) -> list[str]:

@@ -379,19 +379,23 @@ def jest_json_truth(argv: list[str]) -> Truth:
         run([*argv, "--json", f"--outputFile={out}"], root, env)
         report = json.loads(out.read_text())
         out.unlink()
-        ids = [
-            " › ".join([*t["ancestorTitles"], t["title"]])
-            for suite in report["testResults"]
-            for t in suite["assertionResults"]
-            if t["status"] == "failed"
-        ]
+        ids, ts = [], None  # a suite that failed to run (ts-jest's type error) is one, as node.py
+        shown = strip_ansi(captured)  # suites run in parallel: first as the captured run printed them
+        order = sorted(report["testResults"], key=lambda r: shown.find(_relative(r["name"], root)))
+        for suite in order:
+            failed = [t for t in suite["assertionResults"] if t["status"] == "failed"]
+            ids += [" › ".join([*t["ancestorTitles"], t["title"]]) for t in failed]
+            if suite["status"] == "failed" and not failed:
+                ids.append(_relative(suite["name"], root))
+                ts = ts or re.search(r"(\S+):(\d+):\d+ - error (TS\d+): (.*)", strip_ansi(suite["message"]))
         unchecked = report["snapshot"]["uncheckedKeysByFile"]
-        return {
+        facts = {"error_type": ts[3], "message": ts[4], "frame": f"{ts[1]}:{ts[2]}"} if ts else {}
+        return facts | {
             "verdict": "green" if report["success"] else "failed",
             "failing_ids": ids,
             "counts": {
                 "passed": report["numPassedTests"],
-                "failed": report["numFailedTests"],
+                "failed": len(ids),
                 "skipped": report["numPendingTests"] + report["numTodoTests"],
             },
             "obsolete": {_relative(u["filePath"], root): u["keys"] for u in unchecked},
@@ -516,6 +520,10 @@ def _junit_outcome(case: ElementTree.Element) -> str:
     if case.find("failure") is not None or case.find("error") is not None:
         return "failed"
     return "skipped" if case.find("skipped") is not None else "passed"
+
+
+def strip_ansi(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def _relative(name: str, root: Path) -> str:
@@ -739,6 +747,24 @@ CASES += [
             "kind": "test renamed: its snapshot is obsolete (and a new one written)",
             "before": "fails when given an even BigInt",
             "after": "fails when given an even bigint",
+        },
+        version=["npx", "jest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],
+    ),
+    Case(
+        tool="jest",
+        name="jest-extended-2",
+        repo="jest-community/jest-extended",
+        commit="aef46108bec538d29542cb19ebc2f90e069052b8",
+        argv=["npm", "test"],
+        truth=jest_json_truth(["npx", "jest", "--color=true"]),
+        ground_truth="jest --json: the suite that failed to run and ts-jest's diagnostic",
+        mutation={
+            "file": "src/matchers/toBeEven.ts",
+            "line": 5,
+            "kind": "type annotation: a boolean declared a string (ts-jest type error)",
+            "before": "const pass =",
+            "after": "const pass: string =",
         },
         version=["npx", "jest", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],

@@ -586,6 +586,19 @@ def test_jest_failing_on_an_obsolete_snapshot_names_it_and_its_test_file() -> No
     assert f"{data['facts']['counts']['passed']} passed" in digest
 
 
+def test_jest_with_colour_names_each_suite_that_failed_to_run_once() -> None:
+    # jest-extended's `npm test` is `jest --color=true`: its " FAIL " badge is padded (no FAIL at
+    # column 0, the vitest shape), and with 79 files jest repeats every failure in its recap
+    data = _load("jest/jest-extended-2")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert sorted(f.id for f in parsed.errors) == sorted(data["facts"]["failing_ids"])
+    assert parsed.counts.errors == len(data["facts"]["failing_ids"])
+    first = parsed.errors[0]
+    assert first.id == data["facts"]["frame"].rsplit(":", 1)[0]
+    assert f"error {data['facts']['error_type']}: {data['facts']['message']}" in first.message
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
     tmp_path: Path,

@@ -77,7 +77,8 @@ def _is_frame(line: str) -> bool:
 
 # ---- jest ------------------------------------------------------------------------------------
 _JEST_HEAD = re.compile(r"^  ● (?P<name>\S.*)$")
-_JEST_FILE = re.compile(r"^(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
+# `jest --color=true` pads its badge: " FAIL  test/x.test.ts" once the colours are stripped
+_JEST_FILE = re.compile(r"^ ?(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
 _JEST_TESTS = re.compile(r"^Tests:\s+(?P<body>.*\d+ total)")
 _JEST_KILLED = re.compile(
     r"(?P<what>A jest worker process \(pid=\d+\) was terminated by another process: signal=(?P<sig>\w+)"
@@ -85,10 +86,15 @@ _JEST_KILLED = re.compile(
 )
 
 
+_JEST_RECAP = "Summary of all failing tests"
+
+
 def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list[str]]:
     failures: list[Failure] = []
     suite = ""
-    i = 0
+    # with many test files jest repeats every failure under its recap, at the end: read those
+    # once (the recap is whole even when the middle of a long output was cut)
+    i = next((n for n, line in enumerate(lines) if line == _JEST_RECAP), 0)
     while i < len(lines) and len(failures) < MAX_FAILURES:
         line = lines[i]
         if (f := _JEST_FILE.match(line)) is not None:
@@ -147,7 +153,7 @@ def _jest_killed(lines: list[str]) -> list[str]:
     killed: list[str] = []
     suite = ""
     for line in lines:
-        if line.startswith(("FAIL", "PASS", "RUNS")) and (f := _JEST_FILE.match(line)) is not None:
+        if line.lstrip().startswith(("FAIL", "PASS", "RUNS")) and (f := _JEST_FILE.match(line)):
             suite = f["file"]
         elif "worker" in line or "retries" in line:
             k = _JEST_KILLED.search(line)
@@ -159,7 +165,7 @@ def _jest_killed(lines: list[str]) -> list[str]:
 def _jest_block_end(lines: list[str], start: int) -> int:
     for j in range(start, min(len(lines), start + 400)):
         s = lines[j]
-        if s.startswith(("  ● ", "Test Suites:", "Tests:", "FAIL ", "PASS ")):
+        if s.startswith(("  ● ", "Test Suites:", "Tests:", "FAIL ", "PASS ", " FAIL ", " PASS ")):
             return j
     return min(len(lines), start + 400)
 
@@ -170,7 +176,8 @@ def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
         return Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
     # a suite that failed to run (a syntax or type error in the code under test) is an error
-    suites = sum(1 for line in lines if line.strip() == "● Test suite failed to run")
+    recap = next((n for n, line in enumerate(lines) if line == _JEST_RECAP), 0)
+    suites = sum(1 for line in lines[recap:] if line.strip() == "● Test suite failed to run")
     return Counts(
         collected=values.get("total"),
         passed=values.get("passed", 0),

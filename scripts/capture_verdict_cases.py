@@ -290,13 +290,13 @@ def _race_accesses(lines: list[str], root: Path) -> list[dict[str, Any]]:
     return [a for a in accesses if a["access"]]
 
 
-def libtest_json_truth() -> Truth:
+def libtest_json_truth(targets: tuple[str, ...] = ()) -> Truth:
     """Facts from libtest's own JSON events (``--format json``, unstable: RUSTC_BOOTSTRAP=1 on a
     stable toolchain, a second run): ids, counts, and each failing test's panic that ended it (the
     last of its own thread's panics; the earlier ones its test caught)."""
 
     def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
-        argv = ["cargo", "test", "-q", "--", "-Z", "unstable-options", "--format", "json"]
+        argv = ["cargo", "test", *targets, "-q", "--", "-Z", "unstable-options", "--format", "json"]
         out = run(argv, root, env | {"RUSTC_BOOTSTRAP": "1"}).stdout
         events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         tests = [e for e in events if e.get("type") == "test" and e.get("event") != "started"]
@@ -768,6 +768,23 @@ CASES += [
         },
         version=["npx", "jest", "--version"],
         install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],
+    ),
+    Case(
+        tool="cargo-test",
+        name="scopeguard-doc-1",
+        repo="bluss/scopeguard",
+        commit="bb988222848d39b0b9037b29da3a3a1eb05ebf4b",
+        argv=["cargo", "test", "--doc"],
+        truth=libtest_json_truth(("--doc",)),
+        ground_truth="libtest --format json of the doc tests (RUSTC_BOOTSTRAP=1), a second run",
+        mutation={
+            "file": "src/lib.rs",
+            "line": 232,
+            "kind": "return value: the Always strategy never runs",
+            "before": "true",
+            "after": "false",
+        },
+        version=["cargo", "--version"],
     ),
     Case(
         tool="eslint",

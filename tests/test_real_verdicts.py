@@ -599,6 +599,21 @@ def test_jest_with_colour_names_each_suite_that_failed_to_run_once() -> None:
     assert f"error {data['facts']['error_type']}: {data['facts']['message']}" in first.message
 
 
+def test_a_failed_rust_doc_test_is_located_at_its_example_not_at_the_examples_own_line() -> None:
+    # scopeguard's example at src/lib.rs line 37 asserts on its line 21 (src/lib.rs:58): rustdoc
+    # prints "panicked at src/lib.rs:21:5", a line of the example, not of src/lib.rs
+    data = _load("cargo-test/scopeguard-doc-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    (name,) = data["facts"]["failing_ids"]
+    (failure,) = parsed.errors
+    assert failure.id == name
+    assert "panicked at src/lib.rs:21:5" in data["stderr"] + data["stdout"]
+    assert f"{failure.file}:{failure.line}" == "src/lib.rs:37" == name.split(" - ")[0] + ":37"
+    assert failure.message == "assertion `left == right` failed"
+    assert any("line 21" in d for d in failure.detail), failure.detail
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_a_make_recipe_whose_tool_is_not_installed_is_an_environment_failure(
     tmp_path: Path,

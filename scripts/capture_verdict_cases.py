@@ -61,6 +61,8 @@ class Case:
     unverified: list[str] = field(default_factory=list)
     install: list[str] = field(default_factory=list)
     """Run once in the checkout when it has no node_modules (npm's registry is reachable)."""
+    repo_files: list[str] = field(default_factory=list)
+    """Checkout files the classifier reads (package.json), stored for the replay: not code."""
     to_files: bool = False
     """Output into files, not pipes: node drops what a pipe has not taken when the program calls
     process.exit (tsd's 1 MB report reached a pipe whole in 1 run of 2 here). Stored without the
@@ -118,6 +120,7 @@ def mutate(root: Path, mutation: dict[str, Any], env: dict[str, str]) -> None:
     lines[index] = lines[index].replace(mutation["before"], mutation["after"], 1)
     path.write_text("\n".join(lines))
     git = ["git", "-c", "user.name=corpus", "-c", "user.email=corpus@example.invalid"]
+    git += ["-c", "core.hooksPath=/dev/null"]  # the project's husky hooks must not run on it
     subprocess.run([*git, "commit", "-qam", "change"], cwd=root, env=env, check=True)
 
 
@@ -239,13 +242,61 @@ def tsd_api_truth(verdict: str) -> Truth:
     return truth
 
 
-def libtest_json_truth() -> Truth:
+def go_report_truth(argv: list[str]) -> Truth:
+    """``go_json_truth`` plus what the failing tests printed in ``go test -json``'s output events:
+    a failed example's ``got:`` / ``want:`` lines, and the first failing test's data race reports
+    (each access's repository frames, innermost first)."""
+    counted = go_json_truth(argv)
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        facts = counted(root, env, captured)
+        out = run([*argv[:2], "-json", *argv[2:]], root, env).stdout
+        printed: dict[str, list[str]] = {}
+        for line in out.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("Test") in facts["failing_ids"] and event.get("Action") == "output":
+                printed.setdefault(event["Test"], []).append(event["Output"].rstrip("\n"))
+        examples = {t: _example_output(lines) for t, lines in printed.items() if "got:" in lines}
+        first = printed.get(facts["failing_ids"][0], []) if facts["failing_ids"] else []
+        races = _race_accesses(first, root)
+        return (
+            facts
+            | ({"examples": examples} if examples else {})
+            | ({"error_type": "DATA RACE", "race_accesses": races} if races else {})
+        )
+
+    return truth
+
+
+def _example_output(lines: list[str]) -> dict[str, list[str]]:
+    got, want = lines.index("got:"), lines.index("want:")
+    return {"got": lines[got + 1 : want], "want": lines[want + 1 :]}
+
+
+def _race_accesses(lines: list[str], root: Path) -> list[dict[str, Any]]:
+    """The first ``WARNING: DATA RACE`` report: ``Write at 0x.. by goroutine 7:`` and the stack
+    under it, up to the blank line, as repository-relative file:line."""
+    start = lines.index("WARNING: DATA RACE") if "WARNING: DATA RACE" in lines else len(lines)
+    accesses: list[dict[str, Any]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("=================="):
+            break
+        if m := re.match(r"^(\w[\w ]*?) at 0x[0-9a-f]+ by (.+):$", line):
+            accesses.append({"access": f"{m[1]} by {m[2]}", "frames": []})
+        elif line.startswith("Goroutine "):
+            accesses.append({"access": "", "frames": []})  # where goroutines began: not an access
+        elif (m := re.match(r"^\s+(\S+\.go):(\d+) \+0x", line)) and m[1].startswith(f"{root}/"):
+            accesses[-1]["frames"].append(f"{_relative(m[1], root)}:{m[2]}")
+    return [a for a in accesses if a["access"]]
+
+
+def libtest_json_truth(targets: tuple[str, ...] = ()) -> Truth:
     """Facts from libtest's own JSON events (``--format json``, unstable: RUSTC_BOOTSTRAP=1 on a
     stable toolchain, a second run): ids, counts, and each failing test's panic that ended it (the
     last of its own thread's panics; the earlier ones its test caught)."""
 
     def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
-        argv = ["cargo", "test", "-q", "--", "-Z", "unstable-options", "--format", "json"]
+        argv = ["cargo", "test", *targets, "-q", "--", "-Z", "unstable-options", "--format", "json"]
         out = run(argv, root, env | {"RUSTC_BOOTSTRAP": "1"}).stdout
         events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         tests = [e for e in events if e.get("type") == "test" and e.get("event") != "started"]
@@ -265,6 +316,92 @@ def _ending_panic(name: str, stdout: str) -> str:
     """``file:line message`` of the test thread's last panic."""
     found = re.findall(rf"^thread '{re.escape(name)}'(?: \(\d+\))? panicked at (\S+?):\d+:\n(.*)$", stdout, re.M)
     return f"{found[-1][0]} {found[-1][1]}" if found else ""
+
+
+def clippy_json_truth(argv: list[str]) -> Truth:
+    """Facts from cargo's JSON messages (``--message-format=json``, a second run): each error
+    diagnostic's code and primary span, in order."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = run([*argv[:2], "--message-format=json", *argv[2:]], root, env).stdout
+        found = []
+        for line in out.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            message = event.get("message") or {}
+            span = next((s for s in message.get("spans", []) if s["is_primary"]), None)
+            if event.get("reason") == "compiler-message" and message["level"] == "error" and span:
+                code = (message.get("code") or {}).get("code", "")
+                found.append(f"{span['file_name']}:{span['line_start']} {code}")
+        return {"verdict": "failed" if found else "green", "failing_ids": [], "diagnostics": found}
+
+    return truth
+
+
+def vitest_unbuilt_truth() -> Truth:
+    """vitest's JSON report (a second run): every failure is an import of the package itself
+    (package.json's name) that cannot resolve, and the files its exports name are not there:
+    the build has not run, an environment failure."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = root / ".vitest-report.json"
+        run(["npx", "vitest", "run", "--reporter=json", f"--outputFile={out}"], root, env)
+        report = json.loads(out.read_text())
+        out.unlink()
+        manifest = json.loads((root / "package.json").read_text())
+        name = manifest["name"]
+        messages = [m for f in report["testResults"] for m in [f.get("message", "")] if m]
+        messages += [m for f in report["testResults"] for t in f["assertionResults"] for m in t["failureMessages"]]
+        own = re.compile(rf"(?:Cannot find package '|Could not resolve \"){re.escape(name)}[/'\"]")
+        exported = re.findall(r'"(\./dist/[^"*]+)"', json.dumps(manifest.get("exports")))
+        unbuilt = all(own.search(m) for m in messages) and not any((root / e).exists() for e in exported)
+        ids, passed = [], 0  # as scripts/conformance/node.py: a suite that failed to load is one
+        for suite in report["testResults"]:
+            failed = [t for t in suite["assertionResults"] if t["status"] == "failed"]
+            passed += sum(t["status"] == "passed" for t in suite["assertionResults"])
+            ids += [" > ".join([*t["ancestorTitles"], t["title"]]) for t in failed]
+            ids += [_relative(suite["name"], root)] if suite["status"] == "failed" and not failed else []
+        return {
+            "verdict": "env_failure" if messages and unbuilt else "failed",
+            "failing_ids": ids,
+            "counts": {"passed": passed, "failed": len(ids), "skipped": 0},
+            "unresolved": sorted(set(re.findall(rf"['\"]({re.escape(name)}/[\w/-]+)['\"]", "\n".join(messages)))),
+        }
+
+    return truth
+
+
+def jest_json_truth(argv: list[str]) -> Truth:
+    """``jest --json`` (a second run): ids, counts, and the snapshot keys no test checked
+    (``snapshot.uncheckedKeysByFile``: obsolete, the run fails on them)."""
+
+    def truth(root: Path, env: dict[str, str], captured: str) -> dict[str, Any]:
+        out = root / ".jest-report.json"
+        run([*argv, "--json", f"--outputFile={out}"], root, env)
+        report = json.loads(out.read_text())
+        out.unlink()
+        ids, ts = [], None  # a suite that failed to run (ts-jest's type error) is one, as node.py
+        shown = strip_ansi(captured)  # suites run in parallel: first as the captured run printed them
+        order = sorted(report["testResults"], key=lambda r: shown.find(_relative(r["name"], root)))
+        for suite in order:
+            failed = [t for t in suite["assertionResults"] if t["status"] == "failed"]
+            ids += [" › ".join([*t["ancestorTitles"], t["title"]]) for t in failed]
+            if suite["status"] == "failed" and not failed:
+                ids.append(_relative(suite["name"], root))
+                ts = ts or re.search(r"(\S+):(\d+):\d+ - error (TS\d+): (.*)", strip_ansi(suite["message"]))
+        unchecked = report["snapshot"]["uncheckedKeysByFile"]
+        facts = {"error_type": ts[3], "message": ts[4], "frame": f"{ts[1]}:{ts[2]}"} if ts else {}
+        return facts | {
+            "verdict": "green" if report["success"] else "failed",
+            "failing_ids": ids,
+            "counts": {
+                "passed": report["numPassedTests"],
+                "failed": len(ids),
+                "skipped": report["numPendingTests"] + report["numTodoTests"],
+            },
+            "obsolete": {_relative(u["filePath"], root): u["keys"] for u in unchecked},
+        }
+
+    return truth
 
 
 def eslint_crash_truth() -> Truth:
@@ -385,6 +522,10 @@ def _junit_outcome(case: ElementTree.Element) -> str:
     return "skipped" if case.find("skipped") is not None else "passed"
 
 
+def strip_ansi(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
 def _relative(name: str, root: Path) -> str:
     return name.removeprefix(f"{root}/")
 
@@ -414,6 +555,40 @@ CASES: list[Case] = [
             "kind": "comparison flipped",
             "before": "s.size-s.cur >= n",
             "after": "s.size-s.cur > n",
+        },
+        version=["go", "version"],
+    ),
+    Case(
+        tool="go",
+        name="golang-lru-race-1",
+        repo="hashicorp/golang-lru",
+        commit="5dd697da12cfd1af9605fbf9968cac4104eb1788",  # v2: go 1.19, stdlib only
+        argv=["go", "test", "-race", "-v", "./..."],
+        truth=go_report_truth(["go", "test", "-race", "./..."]),
+        ground_truth="go-test-json (-race): actions, and the race reports in the output events",
+        mutation={
+            "file": "expirable/expirable_lru.go",
+            "line": 137,
+            "kind": "unlock no longer deferred: Get reads the list unlocked",
+            "before": "defer c.mu.Unlock()",
+            "after": "c.mu.Unlock()",
+        },
+        version=["go", "version"],
+    ),
+    Case(
+        tool="go",
+        name="golang-lru-example-1",
+        repo="hashicorp/golang-lru",
+        commit="5dd697da12cfd1af9605fbf9968cac4104eb1788",
+        argv=["go", "test", "-v", "./..."],
+        truth=go_report_truth(["go", "test", "./..."]),
+        ground_truth="go-test-json: actions, and ExampleLRU's got/want output events",
+        mutation={
+            "file": "expirable/expirable_lru.go",
+            "line": 145,
+            "kind": "return value: the zero value for the entry's",
+            "before": "return ent.Value, true",
+            "after": "return value, true",
         },
         version=["go", "version"],
     ),
@@ -536,6 +711,82 @@ CASES += [
         version=["cargo", "--version"],
     ),
     Case(
+        tool="cargo-clippy",
+        name="scopeguard-0",
+        repo="bluss/scopeguard",
+        commit="bb988222848d39b0b9037b29da3a3a1eb05ebf4b",  # v1.2.0 (2023) under today's clippy
+        argv=["cargo", "clippy", "--", "-D", "warnings"],
+        truth=clippy_json_truth(["cargo", "clippy", "--", "-D", "warnings"]),
+        ground_truth="cargo clippy --message-format=json: each error's code and primary span",
+        version=["cargo", "clippy", "--version"],
+    ),
+    Case(
+        tool="vitest",
+        name="ohash-0",
+        repo="unjs/ohash",
+        commit="764b0a3203308956ef07597612af5ad59f36c791",  # src/hash.ts imports "ohash/crypto"
+        argv=["npx", "vitest", "run"],
+        truth=vitest_unbuilt_truth(),
+        ground_truth="vitest --reporter=json: every failure an unresolved import of the package "
+        "itself, whose exports (dist/) do not exist before `pnpm build` (CI builds first)",
+        version=["npx", "vitest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund"],
+        repo_files=["package.json"],
+    ),
+    Case(
+        tool="jest",
+        name="jest-extended-1",
+        repo="jest-community/jest-extended",
+        commit="aef46108bec538d29542cb19ebc2f90e069052b8",  # jest 30 + ts-jest, snapshot files
+        argv=["npm", "test"],
+        truth=jest_json_truth(["npx", "jest", "--color=true"]),
+        ground_truth="jest --json: success false, no failed test, snapshot.uncheckedKeysByFile",
+        mutation={
+            "file": "test/matchers/toBeEven.test.ts",
+            "line": 34,
+            "kind": "test renamed: its snapshot is obsolete (and a new one written)",
+            "before": "fails when given an even BigInt",
+            "after": "fails when given an even bigint",
+        },
+        version=["npx", "jest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],
+    ),
+    Case(
+        tool="jest",
+        name="jest-extended-2",
+        repo="jest-community/jest-extended",
+        commit="aef46108bec538d29542cb19ebc2f90e069052b8",
+        argv=["npm", "test"],
+        truth=jest_json_truth(["npx", "jest", "--color=true"]),
+        ground_truth="jest --json: the suite that failed to run and ts-jest's diagnostic",
+        mutation={
+            "file": "src/matchers/toBeEven.ts",
+            "line": 5,
+            "kind": "type annotation: a boolean declared a string (ts-jest type error)",
+            "before": "const pass =",
+            "after": "const pass: string =",
+        },
+        version=["npx", "jest", "--version"],
+        install=["npm", "install", "--no-audit", "--no-fund", "--legacy-peer-deps"],
+    ),
+    Case(
+        tool="cargo-test",
+        name="scopeguard-doc-1",
+        repo="bluss/scopeguard",
+        commit="bb988222848d39b0b9037b29da3a3a1eb05ebf4b",
+        argv=["cargo", "test", "--doc"],
+        truth=libtest_json_truth(("--doc",)),
+        ground_truth="libtest --format json of the doc tests (RUSTC_BOOTSTRAP=1), a second run",
+        mutation={
+            "file": "src/lib.rs",
+            "line": 232,
+            "kind": "return value: the Always strategy never runs",
+            "before": "true",
+            "after": "false",
+        },
+        version=["cargo", "--version"],
+    ),
+    Case(
         tool="eslint",
         name="mitt-0",
         repo="developit/mitt",
@@ -647,6 +898,8 @@ def capture(case: Case) -> Path:
         "facts_unverified": case.unverified,
         "ground_truth": case.ground_truth,
     }
+    if case.repo_files:
+        data["repo_files"] = {name: (root / name).read_text() for name in case.repo_files}
     out = REAL / case.tool / case.name
     out.mkdir(parents=True, exist_ok=True)
     (out / "case.json").write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from greenloop.classify import Verdict, classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.parsers.model import Failure
+from greenloop.parsers.model import Failure, Kind
 from greenloop.process import ProcessResult, run_command
 from greenloop.report import check_json
 from greenloop.verify import CheckResult, StageRun
@@ -29,6 +30,8 @@ RESOURCES = Path(__file__).parent / "resources"
 REAL_CASES = (
     "go/sync-0",
     "go/sync-1",
+    "go/golang-lru-race-1",
+    "go/golang-lru-example-1",
     "node-test/ccount-0",
     "node-test/ccount-1",
     "node-test/ccount-2",
@@ -470,6 +473,145 @@ def test_a_rust_test_that_caught_a_panic_is_named_by_the_panic_that_ended_it() -
     assert got == data["facts"]["ending_panics"]
     caught = next(f for f in parsed.errors if f.id == "tests::test_defer_success_2")
     assert any("src/lib.rs:524" in line and "failure" in line for line in caught.detail)
+
+
+def test_a_go_data_race_names_both_accesses_the_race_detector_reported() -> None:
+    # golang-lru with `go test -race`: Get unlocks before it reads the list; the test fails with
+    # testing.go's "race detected during execution of test", the report above it says where
+    data = _load("go/golang-lru-race-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    first = parsed.errors[0]
+    assert first.error_type == "DATA RACE"
+    assert "race detected" not in first.message
+    for access in data["facts"]["race_accesses"]:
+        assert f"{access['access']} at {access['frames'][0]}" in first.message, first.message
+    said = " ".join((*first.detail, *(f"{f.file}:{f.line}" for f in first.frames)))
+    for access in data["facts"]["race_accesses"]:
+        assert all(frame in said for frame in access["frames"][1:3]), (access, said)
+
+
+def test_a_go_modules_internal_package_is_the_projects_own_code_in_the_digest() -> None:
+    # golang-lru's list is internal/list.go: the race's innermost frame, not node's internal/*.js
+    data = _load("go/golang-lru-race-1")
+    parsed, verdict = _judge(data)
+    innermost = data["facts"]["race_accesses"][0]["frames"][0]
+    assert innermost.startswith("internal/")
+    assert f"  at {innermost} in " in _digest(data, parsed, verdict)
+
+
+def test_a_failed_go_example_shows_the_line_it_printed_and_the_line_its_comment_wants() -> None:
+    data = _load("go/golang-lru-example-1")
+    parsed, _ = _judge(data)
+    example = next(f for f in parsed.errors if f.id.endswith(".ExampleLRU"))
+    wanted = data["facts"]["examples"]["ExampleLRU"]
+    got, want = next((g, w) for g, w in zip(wanted["got"], wanted["want"], strict=True) if g != w)
+    assert got in example.message, example
+    assert want in example.message, example
+    assert [*wanted["got"], *wanted["want"]] == [
+        d for d in example.detail if d not in ("got:", "want:")
+    ]
+
+
+def test_clippy_names_the_lint_of_every_error_not_only_of_the_first_that_says_deny() -> None:
+    # clippy -D warnings: the `-D clippy::…` / #[allow(…)] notes come with a lint's first error
+    # only; each error's help URL still names its lint
+    data = _load("cargo-clippy/scopeguard-0")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    got = [f"{f.file}:{f.line} {f.code}" for f in parsed.errors]
+    assert got == data["facts"]["diagnostics"]
+    assert {f.kind for f in parsed.errors} == {Kind.LINT}
+
+
+def _classify_in(data: dict[str, Any], root: Path) -> Any:
+    """The captured run classified beside ``root``'s files (the checkout is gone)."""
+    parsed, _ = _judge(data)
+    run = ProcessResult(
+        argv=tuple(data["argv"]),
+        exit_code=data["exit_code"],
+        stdout=data["stdout"],
+        stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )
+    return classify(run, parsed, command=" ".join(data["argv"]), root=str(root))
+
+
+def test_a_js_project_importing_its_own_unbuilt_package_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    # ohash's src/hash.ts imports "ohash/crypto": package.json's exports send it to dist/, which
+    # `pnpm build` writes (its CI builds before vitest); a fresh clone fails every suite on it
+    data = _load("vitest/ohash-0")
+    manifest = data["repo_files"]["package.json"]
+    (tmp_path / "package.json").write_text(manifest)
+    judged = _classify_in(data, tmp_path)
+    assert judged.verdict.value == data["facts"]["verdict"] == "env_failure"
+    assert data["facts"]["unresolved"][0] in judged.evidence
+    assert "npm run build" in judged.advice
+    for built in re.findall(r'"\./(dist/[^"]+\.mjs)"', manifest):  # built: the import is the code's
+        (tmp_path / built).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / built).write_text("export {}\n")
+    assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
+
+
+def test_a_js_import_of_a_declared_dependency_missing_from_node_modules_is_the_environments(
+    tmp_path: Path,
+) -> None:
+    data = _load("vitest/ohash-0")
+    manifest: dict[str, Any] = {"name": "app", "devDependencies": {"ohash": "^2.0.0"}}
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    (tmp_path / "node_modules").mkdir()
+    judged = _classify_in(data, tmp_path)
+    assert judged.verdict is Verdict.ENV_FAILURE
+    assert "'ohash'" in judged.reasons[0]
+    del manifest["devDependencies"]  # imported but never declared: the code's mistake
+    (tmp_path / "package.json").write_text(json.dumps(manifest))
+    assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
+
+
+def test_jest_failing_on_an_obsolete_snapshot_names_it_and_its_test_file() -> None:
+    # jest-extended, a test renamed: jest writes its new snapshot, keeps the old key, and exits 1
+    # with all 901 tests passing; the key is what the agent must see (not "no failures reported")
+    data = _load("jest/jest-extended-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    ((file, keys),) = data["facts"]["obsolete"].items()
+    assert [(f.file, f.error_type) for f in parsed.errors] == [(file, "obsolete snapshot")] * len(
+        keys
+    )
+    assert all(key in f.message for key, f in zip(keys, parsed.errors, strict=True))
+    digest = _digest(data, parsed, verdict)
+    assert f"FIRST ERROR: {file}: {keys[0]}" in digest
+    assert f"{data['facts']['counts']['passed']} passed" in digest
+
+
+def test_jest_with_colour_names_each_suite_that_failed_to_run_once() -> None:
+    # jest-extended's `npm test` is `jest --color=true`: its " FAIL " badge is padded (no FAIL at
+    # column 0, the vitest shape), and with 79 files jest repeats every failure in its recap
+    data = _load("jest/jest-extended-2")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    assert sorted(f.id for f in parsed.errors) == sorted(data["facts"]["failing_ids"])
+    assert parsed.counts.errors == len(data["facts"]["failing_ids"])
+    first = parsed.errors[0]
+    assert first.id == data["facts"]["frame"].rsplit(":", 1)[0]
+    assert f"error {data['facts']['error_type']}: {data['facts']['message']}" in first.message
+
+
+def test_a_failed_rust_doc_test_is_located_at_its_example_not_at_the_examples_own_line() -> None:
+    # scopeguard's example at src/lib.rs line 37 asserts on its line 21 (src/lib.rs:58): rustdoc
+    # prints "panicked at src/lib.rs:21:5", a line of the example, not of src/lib.rs
+    data = _load("cargo-test/scopeguard-doc-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.FAILED
+    (name,) = data["facts"]["failing_ids"]
+    (failure,) = parsed.errors
+    assert failure.id == name
+    assert "panicked at src/lib.rs:21:5" in data["stderr"] + data["stdout"]
+    assert f"{failure.file}:{failure.line}" == "src/lib.rs:37" == name.split(" - ")[0] + ":37"
+    assert failure.message == "assertion `left == right` failed"
+    assert any("line 21" in d for d in failure.detail), failure.detail
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -408,3 +408,20 @@ def test_check_calls_a_taken_port_or_a_stopped_service_the_environments(
         holder.close()
     assert out.returncode == 3, out.stdout + out.stderr
     assert reason in out.stdout
+
+
+def test_check_does_not_call_a_file_the_verifier_wrote_the_users_last_edit(
+    make_repo: Callable[..., Path],
+) -> None:
+    # jest writes a renamed test's new snapshot into the tracked .snap file as it runs: the digest
+    # said "YOUR LAST EDIT touched test/__snapshots__/x.snap:10-16" on a clean tree
+    root = make_repo({"app.py": "X = 1\n", "app.snap": "old\n"})
+    writes = "printf 'new\\n' >> app.snap; echo 'app.py:1: error: boom'; exit 1"
+    out = greenloop(root, "check", "--", "sh", "-c", writes)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "app.py:1" in out.stdout
+    assert "YOUR LAST EDIT" not in out.stdout, out.stdout
+    git(root, "checkout", "app.snap")
+    (root / "app.py").write_text("X = 2\n")
+    out = greenloop(root, "check", "--", "sh", "-c", writes)
+    assert "YOUR LAST EDIT touched app.py:1." in out.stdout, out.stdout

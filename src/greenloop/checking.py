@@ -145,6 +145,8 @@ def main_check(args: argparse.Namespace) -> int:
     overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
     root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
+    # the edits before the run: a snapshot the verifier writes (jest, vitest) is not the user's
+    diff = _uncommitted_diff(root)
     store = cache_store(root, config, wanted=args.cache)
     display = open_display(sys.stderr)  # a terminal sees a status line tick; a pipe sees nothing
     try:
@@ -157,7 +159,7 @@ def main_check(args: argparse.Namespace) -> int:
     if isinstance(result, verify_cache.Reuse):
         sys.stdout.write(report.render_reuse(result, args.format))
         return 0
-    digest = build_digest(result, root=root, budget=config.budget, diff=_uncommitted_diff(root))
+    digest = build_digest(result, root=root, budget=config.budget, diff=diff)
     sys.stdout.write(report.render_check(result, digest, args.format))
     _tell_by_products(root, before)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
+from greenloop import node_packages
 from greenloop.parsers.model import Kind, ParseResult, in_dependencies
 from greenloop.process import ProcessResult
 
@@ -224,6 +225,20 @@ def _told_by_repository(
         or own_package_not_installed(run, root)
         or unsupported_python(run, parsed, root)
         or submodule_not_checked_out(run, root)
+        or unresolved_js_import(run, root)
+    )
+
+
+def unresolved_js_import(run: ProcessResult, root: str) -> Classification | None:
+    """ohash's tests import ``ohash/crypto``, which resolves to dist/ once the build has run."""
+    found = node_packages.unresolved_by_checkout(run.merged, root)
+    if found is None:
+        return None
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(found.reason,),
+        evidence=found.evidence,
+        advice=found.advice,
     )
 
 

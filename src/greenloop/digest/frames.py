@@ -9,9 +9,10 @@ from greenloop.parsers.model import Failure, Frame
 
 # Installed code, wherever it lies. Not pytest's or pluggy's names: inside their own repositories
 # (src/pluggy/_hooks.py) those are the project; installed, site-packages already says so.
+# `internal/…js` is node ≤ 14's own code; a Go module's internal/ packages are the project's.
 _NOT_PROJECT = re.compile(
     r"(?:^|/)(?:site-packages|dist-packages|\.venv|venv|node_modules|\.tox|\.nox|\.cargo|rustc)/"
-    r"|^<|^/usr/lib/|^/usr/local/lib/|/lib/python\d|^node:|^internal/"
+    r"|^<|^/usr/lib/|^/usr/local/lib/|/lib/python\d|^node:|^internal/\S*\.[cm]?js$"
 )
 
 

@@ -155,7 +155,10 @@ def _count_words(c: Counts) -> str:
 
 def _counts_line(run: StageRun) -> str:
     c = run.parsed.counts
+    # a test summary (jest's "Tests: 25 passed, 25 total") though no test failed: an obsolete
+    # snapshot failed the run
     tests = runs_tests(run.parsed) or any(f.kind is Kind.TEST for f in run.parsed.failures)
+    tests = tests or bool(c.collected)
     if c.summary_seen and (c.ran or c.skipped) and tests:  # one wording for every test runner
         return _count_words(c)
     errors = [f for f in run.parsed.failures if f.severity == "error"]

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import islice
 
+from greenloop.parsers import go_race
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
 
@@ -34,6 +35,9 @@ class _Test:
     panic: str = ""
     frames: list[Frame] = field(default_factory=list)
     package: str = ""
+    races: list[go_race.Race] = field(default_factory=list)
+    example: list[str] = field(default_factory=list)
+    """An example's ``got:`` / ``want:`` output, the two markers included."""
 
 
 @dataclass
@@ -139,16 +143,22 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
     diag_pkg = ""
     state.block += 1
     panic_test: _Test | None = None
+    race: go_race.Race | None = None
+    example: _Test | None = None
     for line in lines:
         if panic_test is not None and _panic_line(panic_test, line, state.root):
             continue
-        panic_test = None
-        if line.startswith("=== "):
+        if example is not None and _example_line(example, line):
+            continue
+        panic_test = example = None
+        if race is not None or line == go_race.START:
+            race = _race_line(state, race, line)
+        elif line.startswith("=== "):
             r = _RUN.match(line)
             state.running = r["name"] if r else state.running
             state.current = ""
         elif "--- " in line and (m := _RESULT.match(line)):
-            _result(state, m["what"], m["name"], package, pending)
+            example = _result(state, m["what"], m["name"], package, pending)
         elif line.startswith("panic: "):
             panic_test = _panic_start(state, line, package, pending)
         elif line[:1] in (" ", "\t") and (msg := _MESSAGE.match(line)):
@@ -173,7 +183,10 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             open_test.detail.append(line.strip())
 
 
-def _result(state: _State, what: str, name: str, package: str, pending: list[_Test]) -> None:
+def _result(
+    state: _State, what: str, name: str, package: str, pending: list[_Test]
+) -> _Test | None:
+    """Records a test's result; returns a failed example (its got/want output follows)."""
     state.current = ""
     logged = state.logs.pop(name, None)  # a t.Log / t.Skip line is a failure only under --- FAIL
     if what == "PASS":
@@ -181,8 +194,20 @@ def _result(state: _State, what: str, name: str, package: str, pending: list[_Te
     elif what == "SKIP":
         state.skipped.append((state.block, name))
     else:
-        _fail(state, name, package, pending, logged)
+        test = _fail(state, name, package, pending, logged)
         state.current = name
+        return test if name.startswith("Example") else None
+    return None
+
+
+def _example_line(test: _Test, line: str) -> bool:
+    """testing prints a failed example's output as ``got:``, the lines, ``want:``, the lines."""
+    if not test.example and line != "got:":
+        return False
+    if line.startswith(("=== ", "--- ")) or line in ("FAIL", "PASS") or _PACKAGE.match(line):
+        return False
+    test.example.append(line)
+    return True
 
 
 def _fail(
@@ -192,6 +217,7 @@ def _fail(
     if logged is not None:
         test.lines[:0] = logged.lines
         test.detail[:0] = logged.detail
+        test.races[:0] = logged.races
     if test not in pending:
         pending.append(test)
     return test
@@ -212,6 +238,19 @@ def _open_test(state: _State) -> _Test | None:
     if not name or state.current:
         return None
     return state.logs.setdefault(name, _Test(name=name))
+
+
+def _race_line(state: _State, race: go_race.Race | None, line: str) -> go_race.Race | None:
+    """A data race report, line by line; at its end it belongs to the test that was running."""
+    if race is None:
+        return go_race.Race()
+    if line != go_race.END:
+        go_race.read_line(race, line, state.root)
+        return race
+    test = _open_test(state)
+    if test is not None and race.stacks:
+        test.races.append(race)
+    return None
 
 
 def _message(state: _State, msg: re.Match[str]) -> None:
@@ -272,6 +311,10 @@ def _headline(lines: list[tuple[str, int | None, str]]) -> int:
 
 
 def _failure(test: _Test, root: str) -> Failure:
+    if test.races and not test.panic:
+        return _race_failure(test, root)
+    if test.example:
+        return _example_failure(test)
     head = _headline(test.lines) if test.lines else 0
     first = test.lines[head] if test.lines else ("", None, "")
     frames = tuple(reversed(test.frames[:40]))  # goroutine dumps list the innermost call first
@@ -293,4 +336,39 @@ def _failure(test: _Test, root: str) -> Failure:
         message=test.panic or first[2],
         frames=frames,
         detail=capped(detail),
+    )
+
+
+def _race_failure(test: _Test, root: str) -> Failure:
+    """A test failed by the race detector: the report says which code raced, testing.go's
+    ``race detected during execution of test`` line says nothing more."""
+    message, frames, race_detail = go_race.summary(test.races)
+    own = [f"{relative(f, root)}:{n}: {m}" for f, n, m in test.lines if go_race.DETECTED not in m]
+    inner = frames[-1] if frames else Frame(file="")
+    return Failure(
+        kind=Kind.TEST,
+        id=f"{test.package}.{test.name}" if test.package else test.name,
+        file=inner.file,
+        line=inner.line,
+        error_type="DATA RACE",
+        message=message,
+        frames=frames,
+        detail=capped([*race_detail, *own, *test.detail]),
+    )
+
+
+def _example_failure(test: _Test) -> Failure:
+    """An example whose output is not its ``// Output:`` comment: the first line that differs."""
+    cut = test.example.index("want:") if "want:" in test.example else len(test.example)
+    got, want = test.example[1:cut], test.example[cut + 1 :]
+    pairs = [(g, w) for g, w in zip(got, want, strict=False) if g != w]
+    g, w = pairs[0] if pairs else (got[len(want)] if len(got) > len(want) else "", "")
+    if not pairs and len(want) > len(got):
+        w = want[len(got)]
+    return Failure(
+        kind=Kind.TEST,
+        id=f"{test.package}.{test.name}" if test.package else test.name,
+        error_type="output mismatch",
+        message=f"got {g!r}, want {w!r}",
+        detail=capped([*test.example[:cut][:7], *test.example[cut:][:7]]),
     )

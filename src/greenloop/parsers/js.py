@@ -76,11 +76,13 @@ def parse(inp: ParserInput) -> ParseResult:
         failures.append(_eslint_crash(lines, inp.root))
     elif RULE_CRASH in text:
         failures += _rule_crash(lines, inp.root)
-    if "  ● " in text or "Tests:" in text:
+    jest = "  ● " in text or "Test Suites:" in text
+    if jest or "Tests:" in text:
         found, c, k = js_tests.parse_jest(lines, inp.root)
         failures, killed = failures + found, killed + k
         counts.append(c)
-    if " FAIL  " in text or " Tests " in text:
+    # not jest's: `jest --color=true` pads its badge into vitest's " FAIL  <test>" shape
+    if (" FAIL  " in text or " Tests " in text) and not jest:
         found, c = js_tests.parse_vitest(lines, inp.root)
         failures += found
         counts.append(c)

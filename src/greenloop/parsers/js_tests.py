@@ -77,7 +77,8 @@ def _is_frame(line: str) -> bool:
 
 # ---- jest ------------------------------------------------------------------------------------
 _JEST_HEAD = re.compile(r"^  ● (?P<name>\S.*)$")
-_JEST_FILE = re.compile(r"^(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
+# `jest --color=true` pads its badge: " FAIL  test/x.test.ts" once the colours are stripped
+_JEST_FILE = re.compile(r"^ ?(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
 _JEST_TESTS = re.compile(r"^Tests:\s+(?P<body>.*\d+ total)")
 _JEST_KILLED = re.compile(
     r"(?P<what>A jest worker process \(pid=\d+\) was terminated by another process: signal=(?P<sig>\w+)"
@@ -85,10 +86,15 @@ _JEST_KILLED = re.compile(
 )
 
 
+_JEST_RECAP = "Summary of all failing tests"
+
+
 def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list[str]]:
     failures: list[Failure] = []
     suite = ""
-    i = 0
+    # with many test files jest repeats every failure under its recap, at the end: read those
+    # once (the recap is whole even when the middle of a long output was cut)
+    i = next((n for n, line in enumerate(lines) if line == _JEST_RECAP), 0)
     while i < len(lines) and len(failures) < MAX_FAILURES:
         line = lines[i]
         if (f := _JEST_FILE.match(line)) is not None:
@@ -104,14 +110,50 @@ def parse_jest(lines: list[str], root: str) -> tuple[list[Failure], Counts, list
         failures.append(_test_failure(name, lines[i + 1 : end], root))
         i = end
     killed = _jest_killed(lines)
-    return failures, _jest_counts(lines, killed), killed
+    # obsolete snapshots fail the run, not a test: jest's counts stay its own
+    return failures + _jest_obsolete(lines), _jest_counts(lines, killed), killed
+
+
+_JEST_SUMMARY_FILE = re.compile(r"^\s+↳ (?P<file>\S+)\s*$")
+_JEST_SUMMARY_KEY = re.compile(r"^\s+• (?P<key>\S.*?)\s*$")
+
+
+def _jest_obsolete(lines: list[str]) -> list[Failure]:
+    """The Snapshot Summary's obsolete snapshots: a key no test wrote this run, the trace of a
+    test removed or renamed. jest fails the run for them, with every test passing."""
+    start = next((i for i, line in enumerate(lines) if line == "Snapshot Summary"), None)
+    if start is None:
+        return []
+    found: list[Failure] = []
+    file, obsolete = "", False
+    for line in lines[start + 1 :]:
+        if line.startswith(("Test Suites:", "Tests:")) or len(found) >= MAX_FAILURES:
+            break
+        if line.startswith(" \u203a "):  # " \u203a 1 snapshot obsolete from 1 test suite."
+            obsolete = "obsolete" in line and "snapshot file" not in line
+        elif obsolete and (f := _JEST_SUMMARY_FILE.match(line)) is not None:
+            file = f["file"]
+        elif obsolete and (k := _JEST_SUMMARY_KEY.match(line)) is not None:
+            found.append(_obsolete_snapshot(file, k["key"]))
+    return found
+
+
+def _obsolete_snapshot(file: str, key: str) -> Failure:
+    return Failure(
+        kind=Kind.CRASH,
+        id=f"{file}: {key}" if file else key,
+        file=file,
+        error_type="obsolete snapshot",
+        message=f"no test wrote snapshot `{key}`: its test was removed or renamed",
+        detail=("restore the test, or remove the snapshot with jest -u (--ci keeps it failing)",),
+    )
 
 
 def _jest_killed(lines: list[str]) -> list[str]:
     killed: list[str] = []
     suite = ""
     for line in lines:
-        if line.startswith(("FAIL", "PASS", "RUNS")) and (f := _JEST_FILE.match(line)) is not None:
+        if line.lstrip().startswith(("FAIL", "PASS", "RUNS")) and (f := _JEST_FILE.match(line)):
             suite = f["file"]
         elif "worker" in line or "retries" in line:
             k = _JEST_KILLED.search(line)
@@ -123,7 +165,7 @@ def _jest_killed(lines: list[str]) -> list[str]:
 def _jest_block_end(lines: list[str], start: int) -> int:
     for j in range(start, min(len(lines), start + 400)):
         s = lines[j]
-        if s.startswith(("  ● ", "Test Suites:", "Tests:", "FAIL ", "PASS ")):
+        if s.startswith(("  ● ", "Test Suites:", "Tests:", "FAIL ", "PASS ", " FAIL ", " PASS ")):
             return j
     return min(len(lines), start + 400)
 
@@ -134,7 +176,8 @@ def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
         return Counts()
     values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
     # a suite that failed to run (a syntax or type error in the code under test) is an error
-    suites = sum(1 for line in lines if line.strip() == "● Test suite failed to run")
+    recap = next((n for n, line in enumerate(lines) if line == _JEST_RECAP), 0)
+    suites = sum(1 for line in lines[recap:] if line.strip() == "● Test suite failed to run")
     return Counts(
         collected=values.get("total"),
         passed=values.get("passed", 0),

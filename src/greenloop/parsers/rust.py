@@ -34,6 +34,8 @@ _KILLED = re.compile(
 _DIAG = re.compile(r"^(?P<sev>error|warning)(?:\[(?P<code>[A-Z]\d{4})\])?: (?P<msg>\S.*)$")
 _ARROW = re.compile(r"^\s*--> (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+)$")
 _LINT = re.compile(r"#\[(?:warn|deny|allow|forbid)\((?P<lint>[\w:]+)\)\]")
+# clippy names the lint in every diagnostic's help URL; the #[deny]/#[allow] notes come once only
+_CLIPPY_URL = re.compile(r"rust-clippy/\S*#(?P<lint>\w+)")
 _WRAPPER = re.compile(
     r"could not compile|test failed, to rerun|targets? failed|aborting due to|"
     r"generated \d+ warnings?|build failed|previous errors?"
@@ -61,7 +63,7 @@ def _test_failures(lines: list[str], root: str) -> list[Failure]:
         m = _SECTION.match(lines[i]) if lines[i].startswith("---- ") else None
         if m:
             end = _section_end(lines, i + 1)
-            failures[m["name"]] = _test_failure(m["name"], lines[i + 1 : end], root)
+            failures[m["name"]] = _doc_test(_test_failure(m["name"], lines[i + 1 : end], root))
             i = end
             continue
         t = _TEST_LINE.match(lines[i]) if "FAILED" in lines[i] else None
@@ -70,6 +72,29 @@ def _test_failures(lines: list[str], root: str) -> list[Failure]:
             failures.setdefault(name, Failure(kind=Kind.TEST, id=name))
         i += 1
     return list(failures.values())
+
+
+# rustdoc names a doc test "src/lib.rs - path::Item (line 336)" and its panics give the line inside
+# the example ("panicked at src/lib.rs:21:5"), counted from a wrapper rustdoc may have added
+_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - (?:.+ )?\(line (?P<line>\d+)\)$")
+
+
+def _doc_test(found: Failure) -> Failure:
+    """A doc test's failure is at its example's line in the source file, not the file's line
+    that has the number of the example's own line."""
+    doc = _DOC_TEST.match(found.id)
+    if doc is None or found.file != doc["file"]:
+        return found
+    where = (
+        f"the example at {doc['file']}:{doc['line']} panicked (rustdoc's line {found.line} of it)"
+    )
+    return replace(
+        found,
+        line=to_int(doc["line"]),
+        column=None,
+        frames=(),
+        detail=capped([where, *found.detail]),
+    )
 
 
 def _section_end(lines: list[str], start: int) -> int:
@@ -233,6 +258,8 @@ def _block(lines: list[str], start: int) -> list[str]:
 
 def _diagnostic(d: re.Match[str], a: re.Match[str], block: list[str], root: str) -> Failure:
     lint = next((m["lint"] for b in block if (m := _LINT.search(b))), "")
+    url = next((m["lint"] for b in block if (m := _CLIPPY_URL.search(b))), "")
+    lint = lint or (f"clippy::{url}" if url else "")
     code = d["code"] or lint
     file = relative(a["file"], root)
     return Failure(

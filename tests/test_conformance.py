@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -81,13 +80,12 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
         )
     )  # fmt: skip
     modules = frozenset(data.get("repo_modules", ()))
-    with project_root(data) as files:  # the project's own files, where the verdict needs them
-        parsed = installed.own_copies(parsed, files, modules)
     stage = Stage(name="verify", command=argv, why="conformance")
-    with tempfile.TemporaryDirectory() as files:
+    with project_root(data) as files:  # the project's own files, where the verdict reads them
+        parsed = installed.own_copies(parsed, files or Path(root), modules)
         verdict = classify(
             result, parsed, command=stage.display, repo_modules=modules,
-            root=_repo_files(data, Path(files)),
+            root=str(files) if files else "",
         )  # fmt: skip
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)
     checked = CheckResult(
@@ -99,14 +97,6 @@ def check(data: dict[str, Any]) -> dict[str, Any]:
     out = check_json(checked, build_digest(checked, root=root, budget=BUDGET))
     out["counts"] = asdict(parsed.counts)  # a green run's counts are evidence too (issue 10)
     return out
-
-
-def _repo_files(data: dict[str, Any], into: Path) -> str:
-    """The checkout's files the classifier reads (``repo_files``: package.json's name and exports),
-    written into ``into``; the checkout itself is gone."""
-    for name, text in data.get("repo_files", {}).items():
-        (into / name).write_text(text, encoding="utf-8")
-    return str(into) if data.get("repo_files") else ""
 
 
 def mismatches(data: dict[str, Any]) -> list[str]:

@@ -193,6 +193,7 @@ def test_installed_copy_frames_name_the_repository_file_when_tox_installed_the_p
     before = parse_case(data).failures[0]
     assert ("natsort/utils.py", 428) not in {(f.file, f.line) for f in before.frames}
     with project_root(data) as root:  # natsort's own files, as they were at the capture
+        assert root is not None
         after = installed.own_copies(parse_case(data), root, {"natsort", "tests", "docs"})
         assert ("natsort/utils.py", 428) in {(f.file, f.line) for f in after.failures[0].frames}
         assert installed.own_copies(parse_case(data), root, {"tests"}).failures[0] == before
@@ -244,6 +245,7 @@ def test_installed_copy_errors_are_the_projects_not_the_environments_when_nox_in
     parsed = parse_case(data)
     assert classify(run, parsed, command="nox", repo_modules=modules).verdict is Verdict.ENV_FAILURE
     with project_root(data) as root:  # installer's own files, as they were at the capture
+        assert root is not None
         own = installed.own_copies(parsed, root, modules)
     assert classify(run, own, command="nox", repo_modules=modules).verdict is Verdict.FAILED
     assert own.failures[0].file.endswith("installer/utils.py")

@@ -570,6 +570,21 @@ def test_a_js_import_of_a_declared_dependency_missing_from_node_modules_is_the_e
     assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
 
 
+def test_a_lint_error_on_an_import_of_build_output_not_built_yet_is_an_environment_failure(
+    tmp_path: Path,
+) -> None:
+    # jest-extended's all.js requires ./dist/all; package.json publishes dist/, which `yarn build`
+    # writes: greenloop's zero-config lint stage (`eslint .`) fails on every fresh clone
+    data = _load("eslint/jest-extended-0")
+    (tmp_path / "package.json").write_text(data["repo_files"]["package.json"])
+    judged = _classify_in(data, tmp_path)
+    assert judged.verdict.value == data["facts"]["verdict"] == "env_failure"
+    assert "./dist/all" in judged.evidence
+    assert "npm run build" in judged.advice
+    (tmp_path / "dist").mkdir()  # built, and still unresolved: the code's (a wrong path)
+    assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
+
+
 def test_jest_failing_on_an_obsolete_snapshot_names_it_and_its_test_file() -> None:
     # jest-extended, a test renamed: jest writes its new snapshot, keeps the old key, and exits 1
     # with all 901 tests passing; the key is what the agent must see (not "no failures reported")

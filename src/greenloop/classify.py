@@ -226,12 +226,26 @@ def _told_by_repository(
         or unsupported_python(run, parsed, root)
         or submodule_not_checked_out(run, root)
         or unresolved_js_import(run, root)
+        or unbuilt_output_in_lint(parsed, root)
     )
 
 
 def unresolved_js_import(run: ProcessResult, root: str) -> Classification | None:
     """ohash's tests import ``ohash/crypto``, which resolves to dist/ once the build has run."""
-    found = node_packages.unresolved_by_checkout(run.merged, root)
+    return _checkout_to_blame(node_packages.unresolved_by_checkout(run.merged, root))
+
+
+def unbuilt_output_in_lint(parsed: ParseResult, root: str) -> Classification | None:
+    """``eslint .`` on a fresh clone: an import of dist/ that only the build writes."""
+    errors = [f for f in parsed.failures if f.severity != "warning"]
+    if not errors or any(f.code not in node_packages.UNRESOLVED_RULES for f in errors):
+        return None
+    return _checkout_to_blame(
+        node_packages.unbuilt_in_lint([(f.file, f.line or 0, f.message) for f in errors], root)
+    )
+
+
+def _checkout_to_blame(found: node_packages.Unresolved | None) -> Classification | None:
     if found is None:
         return None
     return Classification(

@@ -18,8 +18,18 @@ _UNRESOLVED = re.compile(
 _DEPENDENCIES = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 
 
+# eslint-plugin-import's and eslint-plugin-n's rules for an import that does not resolve
+UNRESOLVED_RULES = frozenset(
+    {"import/no-unresolved", "n/no-missing-import", "n/no-missing-require"}
+    | {"node/no-missing-import", "node/no-missing-require"}
+)
+_LINT_SPEC = re.compile(r"module '(?P<a>[^']+)'|\"(?P<b>[^\"]+)\" is not found")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Unresolved:
+    """Why an import did not resolve, when the checkout is to blame, and what to run."""
+
     evidence: str
     reason: str
     advice: str
@@ -37,6 +47,47 @@ def unresolved_by_checkout(text: str, root: str) -> Unresolved | None:
     first = said[0]
     assert first is not None
     return Unresolved(evidence=found[0].group(0), reason=first[0], advice=first[1])
+
+
+def unbuilt_in_lint(unresolved: list[tuple[str, int, str]], root: str) -> Unresolved | None:
+    """A linter's unresolved imports (file, line, message), when each is a relative import of the
+    project's build output (where package.json's main, exports or files point) before the build
+    wrote it: jest-extended's ``all.js`` requires ``./dist/all``, and ``eslint .`` fails on a
+    fresh clone until ``npm run build`` has run."""
+    manifest = _manifest(root)
+    if manifest is None or not unresolved:
+        return None
+    outputs = _output_dirs(manifest)
+    for file, _, message in unresolved:
+        m = _LINT_SPEC.search(message)
+        spec = (m["a"] or m["b"]) if m else ""
+        target = os.path.normpath(os.path.join(os.path.dirname(file), spec))
+        top = target.split(os.sep)[0]
+        if (
+            not spec.startswith(".")
+            or top not in outputs
+            or os.path.exists(os.path.join(root, top))
+        ):
+            return None  # a typo, a file never written, or the build output is there: the code's
+    script = "build" if "build" in _section(manifest, "scripts") else ""
+    run = f"`npm run {script}`" if script else "the project's build"
+    file, line, message = unresolved[0]
+    return Unresolved(
+        evidence=f"{file}:{line}: {message}",
+        reason="the lint reports imports of the project's build output, which does not exist "
+        "until the build has run",
+        advice=f"Run {run} first (the build writes what the import points at), then re-run.",
+    )
+
+
+def _output_dirs(manifest: dict[str, object]) -> set[str]:
+    """Top-level folders package.json publishes from (main, module, exports, files): dist/, lib/."""
+    paths = [t for t in _targets(manifest.get("exports")) if "*" not in t]
+    paths += [t for key in ("main", "module") if isinstance(t := manifest.get(key), str)]
+    files = manifest.get("files")
+    paths += [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+    tops = {os.path.normpath(p).split(os.sep)[0] for p in paths}
+    return {t for t in tops if t not in (".", "..", "") and "." not in t}
 
 
 def _spec(m: re.Match[str]) -> str:

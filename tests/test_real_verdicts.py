@@ -585,6 +585,34 @@ def test_a_lint_error_on_an_import_of_build_output_not_built_yet_is_an_environme
     assert _classify_in(data, tmp_path).verdict is Verdict.FAILED
 
 
+def test_vitest_passing_with_an_obsolete_snapshot_is_a_soft_success_that_names_it() -> None:
+    # a test renamed after its snapshot was written: vitest exits 0 with "1 obsolete"; the green
+    # stands (vitest's own verdict) but says which snapshot no test wrote, and why that matters
+    data = _load("vitest/ohash-1")
+    parsed, verdict = _judge(data)
+    assert verdict is Verdict.GREEN
+    ((file, keys),) = data["facts"]["obsolete"].items()
+    assert [(f.file, f.severity) for f in parsed.warnings] == [(file, "warning")] * len(keys)
+    assert keys[0] in parsed.warnings[0].message
+    assert parsed.counts.passed == data["facts"]["counts"]["passed"]
+    run = ProcessResult(
+        argv=tuple(data["argv"]), exit_code=0, stdout=data["stdout"], stderr=data["stderr"],
+        merged=data["stdout"] + data["stderr"],
+    )  # fmt: skip
+    judged = classify(run, parsed, command="npx vitest run")
+    assert judged.soft
+    stage = Stage(name="test", command=tuple(data["argv"]), why="case")
+    checked = CheckResult(
+        cascade=Cascade(stages=(stage,), source="case"),
+        runs=(StageRun(stage=stage, result=run, parsed=parsed, classification=judged),),
+        verdict=judged.verdict,
+        duration_s=1.0,
+    )
+    text = build_digest(checked, root=data["cwd_placeholder"]).text
+    assert "with warnings" in text
+    assert f"{file}: {keys[0]}" in text
+
+
 def test_jest_failing_on_an_obsolete_snapshot_names_it_and_its_test_file() -> None:
     # jest-extended, a test renamed: jest writes its new snapshot, keeps the old key, and exits 1
     # with all 901 tests passing; the key is what the agent must see (not "no failures reported")

@@ -69,7 +69,7 @@ def sections(
 ) -> list[Section]:
     out = [Section(header(result, run, history), keep=True)]
     if run is None:
-        return out
+        return out + _soft_warnings(result)
     if run.verdict is Verdict.ENV_FAILURE:
         return [*out, Section(_env_advice(run, root), keep=True), Section(_tail(run))]
     if history.reverted:
@@ -98,6 +98,17 @@ def sections(
             out.append(Section(anchor.describe(None), keep=True))
         out.append(Section(_tail(run), keep=run.verdict is not Verdict.GREEN))
     return out
+
+
+SHOWN_WARNINGS = 3
+
+
+def _soft_warnings(result: CheckResult) -> list[Section]:
+    """A soft success names what it warned about (an obsolete snapshot: a test renamed or gone)."""
+    warned = [f for r in result.runs if r.classification.soft for f in r.parsed.warnings]
+    shown = [f"  {f.id}: {f.message}" for f in warned[:SHOWN_WARNINGS]]
+    more = [f"  (+{len(warned) - SHOWN_WARNINGS} more)"] if len(warned) > SHOWN_WARNINGS else []
+    return [Section("\n".join(["Warnings:", *shown, *more]))] if shown else []
 
 
 def header(result: CheckResult, run: StageRun | None, history: History) -> str:

@@ -138,14 +138,19 @@ def _jest_obsolete(lines: list[str]) -> list[Failure]:
     return found
 
 
-def _obsolete_snapshot(file: str, key: str) -> Failure:
+def _obsolete_snapshot(file: str, key: str, *, runner: str = "jest") -> Failure:
+    fix = {
+        "jest": "remove the snapshot with jest -u (--ci keeps it failing)",
+        "vitest": "remove the snapshot with vitest -u (vitest passes the run with it)",
+    }[runner]
     return Failure(
         kind=Kind.CRASH,
         id=f"{file}: {key}" if file else key,
         file=file,
         error_type="obsolete snapshot",
         message=f"no test wrote snapshot `{key}`: its test was removed or renamed",
-        detail=("restore the test, or remove the snapshot with jest -u (--ci keeps it failing)",),
+        detail=(f"restore the test, or {fix}",),
+        severity="error" if runner == "jest" else "warning",
     )
 
 
@@ -208,7 +213,31 @@ def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
         failures += [_test_failure(name, body, root) for name in names]
         i = end
     # an error outside the tests (a --typecheck type error in a source file) first: the cause
-    return _vitest_unhandled(lines, root) + failures[:MAX_FAILURES], _vitest_counts(lines)
+    found = _vitest_unhandled(lines, root) + failures[:MAX_FAILURES]
+    return found + _vitest_obsolete(lines), _vitest_counts(lines)
+
+
+_VITEST_OBSOLETE = re.compile(r"^\s+(?:Snapshots\s+)?\d+ obsolete\s*$")
+_VITEST_SNAP_FILE = re.compile(r"^\s+↳ (?P<file>\S+)\s*$")
+_VITEST_SNAP_KEY = re.compile(r"^\s+· (?P<key>\S.*?)\s*$")
+
+
+def _vitest_obsolete(lines: list[str]) -> list[Failure]:
+    """``Snapshots  1 obsolete / ↳ file / · key``: a snapshot no test wrote this run, the trace of
+    a test removed or renamed. vitest passes the run anyway: a warning (a soft success), named."""
+    start = next((i for i, line in enumerate(lines) if _VITEST_OBSOLETE.match(line)), None)
+    if start is None:
+        return []
+    found: list[Failure] = []
+    file = ""
+    for line in lines[start + 1 :]:
+        if (f := _VITEST_SNAP_FILE.match(line)) is not None:
+            file = f["file"]
+        elif (k := _VITEST_SNAP_KEY.match(line)) is not None and len(found) < MAX_FAILURES:
+            found.append(_obsolete_snapshot(file, k["key"], runner="vitest"))
+        else:
+            break
+    return found
 
 
 def _vitest_heads(lines: list[str], start: int) -> list[str]:

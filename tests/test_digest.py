@@ -377,3 +377,11 @@ def test_a_failure_block_past_the_summary_lines_read_is_not_given_to_another_tes
     assert located
     assert all(file != "tests/test_termui.py" for file in located.values()), located
     assert any(f.id.startswith("tests/test_termui.py::test_flag_value_prompt[") for f in failures)
+
+
+def test_digest_counts_one_error_in_the_singular() -> None:
+    result, root = load("pytest", "fixture_error")  # pytest: "1 passed, 1 error"
+    assert result.runs[0].parsed.counts.errors == 1
+    text = build_digest(result, root=root).text
+    assert "1 error, 1 passed." in text
+    assert "1 errors" not in text

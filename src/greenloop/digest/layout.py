@@ -153,7 +153,7 @@ def _count_words(c: Counts) -> str:
         f"{n} {word}"
         for n, word in (
             (c.failed, "failed"),
-            (c.errors, "errors"),
+            (c.errors, "error" if c.errors == 1 else "errors"),
             (c.passed, "passed"),
             (c.skipped, "skipped"),
             (c.subtests_failed, "subtests failed"),

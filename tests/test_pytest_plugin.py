@@ -177,3 +177,35 @@ def test_plugin_reads_a_doctest_s_expected_and_got_and_the_exception_an_example_
     ratio = by_id["calc.py::calc.ratio"]
     assert (ratio.error_type, ratio.message) == ("ZeroDivisionError", "division by zero")
     assert ("calc.py", 14) in [(fr.file, fr.line) for fr in ratio.frames], ratio.frames
+
+
+HYPOTHESIS_TESTS = """\
+from hypothesis import given, settings, strategies as st
+
+@settings(derandomize=True, database=None)
+@given(st.integers())
+def test_small(n):
+    assert n < 5
+
+@settings(derandomize=True, database=None)
+@given(st.text())
+def test_bare(s):
+    assert len(s) < 2, ""
+"""
+
+
+def test_plugin_keeps_the_failing_example_hypothesis_adds_as_an_exception_note(
+    tmp_path: Path,
+) -> None:
+    # attrs: hypothesis's "Failing test case: test_recurse_property(...)" is an add_note note, which
+    # str(exception) leaves out: the live run's digest lost the example the text run showed
+    root = make_project(tmp_path, HYPOTHESIS_TESTS)
+    by_id = {f.id: f for f in run_pytest(root).errors}
+    small = by_id["tests/test_a.py::test_small"]
+    assert small.message == "assert 5 < 5", small
+    assert any(d.startswith(("Falsifying example", "Failing test case")) for d in small.detail)
+    assert "n=5," in small.detail, small.detail
+    bare = by_id["tests/test_a.py::test_bare"]
+    assert bare.error_type == "AssertionError", bare
+    assert not bare.message.startswith(("Falsifying", "Failing")), bare
+    assert any(d.startswith("s=") for d in bare.detail), bare.detail

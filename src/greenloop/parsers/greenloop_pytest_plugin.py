@@ -184,7 +184,20 @@ def _exception(excinfo: Any) -> dict[str, Any]:
     kind = excinfo.type
     module = getattr(kind, "__module__", "builtins")
     name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
-    return {"type": name, "message": _capped(str(excinfo.value)), "frames": frames[-MAX_FRAMES:]}
+    return {
+        "type": name,
+        "message": _capped(str(excinfo.value)),
+        "notes": _notes(excinfo.value),
+        "frames": frames[-MAX_FRAMES:],
+    }
+
+
+def _notes(value: BaseException) -> str:
+    """``add_note`` text, which ``str()`` leaves out: hypothesis's failing example is one."""
+    notes = getattr(value, "__notes__", None)
+    if not isinstance(notes, list):
+        return ""
+    return _capped("\n".join(str(note) for note in notes))
 
 
 def _capped(text: str) -> str:

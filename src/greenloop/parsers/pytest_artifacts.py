@@ -211,8 +211,10 @@ def _report_failure(nodeid: str, rep: dict[str, Any], root: str) -> Failure:
 def _exception_text(rep: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
     exc = rep.get("exception") if isinstance(rep.get("exception"), dict) else None
     crash = rep.get("crash") if isinstance(rep.get("crash"), dict) else None
+    notes: tuple[str, ...] = ()
     if exc:
         error_type, text = str(exc.get("type") or ""), str(exc.get("message") or "")
+        notes = tuple(ln.strip() for ln in str(exc.get("notes") or "").splitlines() if ln.strip())
     elif crash:
         lines = str(crash.get("message") or "").split("\n", 1)
         error_type, first = split_exception(lines[0])
@@ -221,8 +223,8 @@ def _exception_text(rep: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
         return "", "", ()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
-        return error_type, "", ()
-    return error_type, lines[0], tuple(lines[1 : 1 + MAX_DETAIL])
+        return error_type, "", notes[:MAX_DETAIL]
+    return error_type, lines[0], (*lines[1 : 1 + MAX_DETAIL], *notes[:MAX_DETAIL])
 
 
 def _frames(rep: dict[str, Any], root: str) -> tuple[Frame, ...]:

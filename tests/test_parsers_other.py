@@ -356,9 +356,7 @@ def test_make_running_cargo_test_is_parsed_as_cargo() -> None:
     assert result.counts.failed == 2
 
 
-def test_make_s_own_error_line_is_not_the_first_error_beside_the_failures_its_recipe_printed() -> (
-    None
-):
+def test_make_s_error_line_is_not_the_first_error_beside_its_recipe_s_failures() -> None:
     # Python-Markdown: `make test` runs unittest; make's "*** [makefile:38: test] Error 1" was the
     # FIRST ERROR ahead of 104 unittest failures, and one more failure in the count
     data, inp = _load(REAL / "unittest" / "markdown-2" / "case.json")

@@ -233,6 +233,12 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
         return "DocTestFailure", short(got)
     if "\nGot nothing" in body:
         return "DocTestFailure", "Got nothing"
+    if "\nDifferences (" in body:  # pytest's --doctest-report udiff/ndiff: the first actual line
+        said = body.split("\nDifferences (", 1)[1].splitlines()[1:]
+        plus = next(
+            (ln.strip() for ln in said if ln.strip().startswith("+") and "+++" not in ln), ""
+        )
+        return "DocTestFailure", short(plus) or None
     m = re.search(r"^UNEXPECTED EXCEPTION: ([A-Za-z_]\w*)\((.*)\)$", body, re.M)
     if m:  # the traceback's own last line; the repr's arguments when it has none
         last = re.findall(rf"^(?:\w+\.)*{m.group(1)}: (.+)$", body, re.M)

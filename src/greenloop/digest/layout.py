@@ -100,6 +100,16 @@ def sections(
     return out
 
 
+def _running(run: StageRun) -> str:
+    """The tests the runner was inside when it was killed (the plugin's start without an end):
+    the hang's likely place, which the failures reported before it are not (filelock)."""
+    inside = run.parsed.killed
+    if not inside:
+        return ""
+    more = f" (+{len(inside) - 3} more)" if len(inside) > 3 else ""
+    return f" It was running {', '.join(inside[:3])}{more} when it was killed."
+
+
 def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     if run is None:
         stages = ", ".join(r.stage.name for r in result.runs)
@@ -116,7 +126,7 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     if verdict is Verdict.TIMEOUT:
         return (
             f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
-            "likely an infinite loop or a hang in the code under test."
+            f"likely an infinite loop or a hang in the code under test.{_running(run)}"
         )
     if verdict is Verdict.KILLED:
         reason = "; ".join(run.classification.reasons)

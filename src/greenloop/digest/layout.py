@@ -10,6 +10,7 @@ from greenloop.anchor import EditAnchor
 from greenloop.classify import Verdict, runs_tests
 from greenloop.digest.budget import Section
 from greenloop.digest.clusters import common_spot, render_others, shared_location
+from greenloop.digest.declared import declared_install
 from greenloop.digest.first import render_first
 from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
@@ -229,6 +230,7 @@ def _env_advice(run: StageRun, root: Path) -> str:
             lines.append(f"Needed by: {needer}")
         lines.append(
             _locked_python_install(root)
+            or declared_install(c.missing_module, root, PIP_NAMES)
             or f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
     elif c.missing_command or run.result.exit_code == 127:

@@ -115,10 +115,13 @@ def _add_report(record: dict[str, Any], records: _Records) -> None:
 
 def _counts(records: _Records) -> Counts:
     tally = {"passed": 0, "failed": 0, "errors": len(records.collect_errors), "skipped": 0}
-    tally |= {"xfailed": 0, "xpassed": 0}
+    tally |= {"xfailed": 0, "xpassed": 0, "subtests_passed": 0}
     for (_, when), rep in records.reports.items():
         outcome, xfail = rep.get("outcome"), rep.get("wasxfail") is not None
-        if outcome == "skipped":
+        if rep.get("subtest") and outcome in ("passed", "failed"):
+            # as pytest counts them: a failed subtest is a failure, its test passes on its own
+            tally["subtests_passed" if outcome == "passed" else "failed"] += 1
+        elif outcome == "skipped":
             tally["xfailed" if xfail else "skipped"] += 1
         elif when in ("call", "???") and outcome == "failed":
             tally["failed"] += 1

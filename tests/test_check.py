@@ -344,3 +344,16 @@ def test_check_keeps_the_failures_a_runner_reported_before_its_process_hung(
     out = greenloop(root, "check")
     assert out.returncode == code, out.stdout + out.stderr  # was 4 (timed out) for all three
     assert said in out.stdout
+
+
+def test_a_timeout_names_the_test_it_was_running_not_only_the_failures_before_it(
+    make_repo: Callable[..., Path],
+) -> None:
+    # filelock's suite killed at its limit: the digest showed a test that had failed earlier, and
+    # not the test pytest was inside when it was killed
+    tests = "def test_fails():\n    assert 1 == 2\n\n\n" + HANGS_INSIDE
+    config = PYPROJECT.format(py=PY) + "timeout = 5\n"
+    root = make_repo({"test_serve.py": tests, "pyproject.toml": config})
+    out = greenloop(root, "check")
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "It was running test_serve.py::test_hangs when it was killed." in out.stdout

@@ -10,6 +10,7 @@ import pytest
 from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import History, build_digest, estimate_tokens, normalize
+from greenloop.digest.first import MAX_DETAIL, detail_lines
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.process import ProcessResult
 from greenloop.redact import redact
@@ -385,3 +386,12 @@ def test_digest_counts_one_error_in_the_singular() -> None:
     text = build_digest(result, root=root).text
     assert "1 error, 1 passed." in text
     assert "1 errors" not in text
+
+
+def test_detail_shows_its_one_last_line_rather_than_saying_one_more_line() -> None:
+    # attrs under xdist: hypothesis's "Failing test case: test_roundtrip(" example ended with
+    # "[… 1 more lines]" where its closing ")" would have taken the same line
+    detail = (*(f"line {i}" for i in range(MAX_DETAIL)), ")")
+    assert detail_lines(detail) == [*detail]
+    longer = (*detail, "after")
+    assert detail_lines(longer)[-1] == "[… 2 more lines]"

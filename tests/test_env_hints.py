@@ -126,3 +126,56 @@ def test_env_hint_for_a_missing_python_module_is_the_projects_own_install_comman
     data = _check(tmp_path, "--", sys.executable, "-m", "pytest", "-q")
     assert data["verdict"] == "env_failure", data["digest"]
     assert advice in data["digest"], data["digest"]
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "advice"),
+    [
+        (
+            '[project]\nname = "app"\n[project.optional-dependencies]\n'
+            'diagrams = ["greenloop-missing-dep-diagrams>=1", "jinja2"]\n',
+            "`greenloop-missing-dep-diagrams` is in the project's `diagrams` extra: install it "
+            "where the verifier runs (`pip install -e '.[diagrams]'`)",
+        ),
+        (
+            '[project]\nname = "app"\n[dependency-groups]\n'
+            'tests = ["pytest", "greenloop-missing-dep"]\n',
+            "`greenloop-missing-dep` is in the project's `tests` dependency group: install it "
+            "where the verifier runs (`pip install --group tests`",
+        ),
+        ('[project]\nname = "app"\n', "(`pip install greenloop_missing_dep`)"),
+    ],
+    ids=["extra", "dependency-group", "undeclared"],
+)
+def test_env_hint_for_a_missing_module_the_project_declares_names_its_extra_or_group(
+    tmp_path: Path, pyproject: str, advice: str
+) -> None:
+    # pyparsing's tests import railroad, which its `diagrams` extra installs as railroad-diagrams:
+    # the advice was `pip install railroad`, another distribution
+    (tmp_path / "test_app.py").write_text(
+        "import greenloop_missing_dep\n\n\ndef test_a():\n    pass\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    data = _check(tmp_path, "--", sys.executable, "-m", "pytest", "-q")
+    assert data["verdict"] == "env_failure", data["digest"]
+    assert advice in data["digest"], data["digest"]
+
+
+def test_a_pytest_usage_error_beside_a_module_not_installed_names_the_module(
+    tmp_path: Path,
+) -> None:
+    # structlog without its `tests` group: pytest exits 4 on "Unknown config option: asyncio_mode"
+    # (pytest-asyncio's option, under --strict-config) after its collection failed on
+    # time_machine: the digest said "pytest usage error" and "Fix the environment"
+    (tmp_path / "test_app.py").write_text(
+        "import greenloop_missing_dep\n\n\ndef test_a():\n    pass\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "app"\n[dependency-groups]\ntests = ["greenloop-missing-dep"]\n'
+        '[tool.pytest.ini_options]\naddopts = ["--strict-config"]\nasyncio_mode = "auto"\n'
+    )
+    data = _check(tmp_path, "--", sys.executable, "-m", "pytest", "-q")
+    assert data["verdict"] == "env_failure", data["digest"]
+    assert data["stages"][0]["exit_code"] == 4, data["digest"]
+    assert "module 'greenloop_missing_dep' is not installed" in data["digest"], data["digest"]
+    assert "(`pip install --group tests`" in data["digest"], data["digest"]

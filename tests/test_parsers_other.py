@@ -356,6 +356,16 @@ def test_make_running_cargo_test_is_parsed_as_cargo() -> None:
     assert result.counts.failed == 2
 
 
+def test_make_s_error_line_is_not_the_first_error_beside_its_recipe_s_failures() -> None:
+    # Python-Markdown: `make test` runs unittest; make's "*** [makefile:38: test] Error 1" was the
+    # FIRST ERROR ahead of 104 unittest failures, and one more failure in the count
+    data, inp = _load(REAL / "unittest" / "markdown-2" / "case.json")
+    result = parse_output(inp)
+    assert result.errors[0].id == data["facts"]["failing_ids"][0]
+    assert len(result.errors) == data["facts"]["counts"]["failed"] == 104
+    assert not any("Error 1" in f.message for f in result.failures)
+
+
 def test_tape_names_the_failing_test_its_assertion_and_the_diff_when_npm_test_lints_first() -> None:
     # minimistjs/minimist: `npm test` = eslint (54 warnings, exit 0), then `nyc tape`; tape's
     # `not ok 5 should be deeply equivalent` (no ` - `) was not read: FAILED with an eslint

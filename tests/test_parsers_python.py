@@ -458,3 +458,19 @@ def test_pytest_timeouts_thread_method_is_the_hung_test_failing_where_it_hangs()
         merged=data["stdout"] + data["stderr"],
     )
     assert classify(run, result, command="pytest").verdict is Verdict.FAILED
+
+
+def test_a_doctest_diff_keeps_the_example_and_the_diff_s_first_lines() -> None:
+    # tabulate's README tables: over two lines of output, pytest's default --doctest-report udiff
+    # prints "Differences (unified diff ...)" where Expected/Got would be; the digest showed the
+    # diff's last 4 lines only, without the example that printed them
+    real = Path(__file__).parent / "resources" / "real" / "pytest" / "tabulate-2"
+    first = parse_case(load(real / "case.json")).errors[0]
+    assert (first.id, first.error_type) == ("README.md::README.md", "DocTestFailure")
+    assert first.message == "Differences (unified diff with -expected +actual)"
+    assert first.detail[0] == '874 >>> print(tabulate(table, headers, tablefmt="plain"))'
+    assert [line.strip() for line in first.detail[1:4]] == [
+        "@@ -1,5 +1,5 @@",
+        "-item      qty",
+        "-name",
+    ]

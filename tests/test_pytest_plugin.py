@@ -177,3 +177,71 @@ def test_plugin_reads_a_doctest_s_expected_and_got_and_the_exception_an_example_
     ratio = by_id["calc.py::calc.ratio"]
     assert (ratio.error_type, ratio.message) == ("ZeroDivisionError", "division by zero")
     assert ("calc.py", 14) in [(fr.file, fr.line) for fr in ratio.frames], ratio.frames
+
+
+HYPOTHESIS_TESTS = """\
+from hypothesis import given, settings, strategies as st
+
+@settings(derandomize=True, database=None)
+@given(st.integers())
+def test_small(n):
+    assert n < 5
+
+@settings(derandomize=True, database=None)
+@given(st.text())
+def test_bare(s):
+    assert len(s) < 2, ""
+"""
+
+
+def test_plugin_keeps_the_failing_example_hypothesis_adds_as_an_exception_note(
+    tmp_path: Path,
+) -> None:
+    # attrs: hypothesis's "Failing test case: test_recurse_property(...)" is an add_note note, which
+    # str(exception) leaves out: the live run's digest lost the example the text run showed
+    root = make_project(tmp_path, HYPOTHESIS_TESTS)
+    by_id = {f.id: f for f in run_pytest(root).errors}
+    small = by_id["tests/test_a.py::test_small"]
+    assert small.message == "assert 5 < 5", small
+    assert any(d.startswith(("Falsifying example", "Failing test case")) for d in small.detail)
+    assert "n=5," in small.detail, small.detail
+    bare = by_id["tests/test_a.py::test_bare"]
+    assert bare.error_type == "AssertionError", bare
+    assert not bare.message.startswith(("Falsifying", "Failing")), bare
+    assert any(d.startswith("s=") for d in bare.detail), bare.detail
+
+
+SUBTESTS = """\
+import unittest
+
+
+class TestNumbers(unittest.TestCase):
+    def test_even(self):
+        for i in range(4):
+            with self.subTest(i=i):
+                self.assertEqual(i % 2, 0)
+
+    def test_other(self):
+        pass
+"""
+
+
+def test_plugin_names_each_failing_subtest_as_pytest_prints_it_and_selects_its_test(
+    tmp_path: Path,
+) -> None:
+    # pyparsing's subTest failures (pytest 9): the plugin reported each under its test's bare id,
+    # the text under "id (<subtest>)", so the digest listed every failure twice (12 for 6)
+    root = make_project(tmp_path, SUBTESTS)
+    result = run_pytest(root)
+    ids = [f.id for f in result.errors]
+    assert ids == [
+        "tests/test_a.py::TestNumbers::test_even (i=1)",
+        "tests/test_a.py::TestNumbers::test_even (i=3)",
+    ], ids
+    c = result.counts  # pytest: "2 failed, 2 passed, 2 subtests passed"
+    assert (c.failed, c.passed, c.subtests_passed) == (2, 2, 2), c
+    # a failing-first run selects the test of a failing subtest, and only it
+    env = dict(os.environ) | {"GREENLOOP_PYTEST_SELECT": ids[0]}
+    again = run_pytest(root, environ=env)
+    assert [f.id for f in again.errors] == ids
+    assert (again.counts.collected, again.counts.failed) == (1, 2), again.counts

@@ -233,6 +233,12 @@ def _failure_type(element: ET.Element) -> tuple[str | None, str | None]:
         return "DocTestFailure", short(got)
     if "\nGot nothing" in body:
         return "DocTestFailure", "Got nothing"
+    if "\nDifferences (" in body:  # pytest's --doctest-report udiff/ndiff: the first actual line
+        said = body.split("\nDifferences (", 1)[1].splitlines()[1:]
+        plus = next(
+            (ln.strip() for ln in said if ln.strip().startswith("+") and "+++" not in ln), ""
+        )
+        return "DocTestFailure", short(plus) or None
     m = re.search(r"^UNEXPECTED EXCEPTION: ([A-Za-z_]\w*)\((.*)\)$", body, re.M)
     if m:  # the traceback's own last line; the repr's arguments when it has none
         last = re.findall(rf"^(?:\w+\.)*{m.group(1)}: (.+)$", body, re.M)
@@ -380,10 +386,12 @@ def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutati
     """The same tests through unittest's own result API (scripts/conformance/unittest_truth.py)."""
     cwd = project.root / runner.cwd
     python = str(project.venv_path / "bin" / "python")
-    args = runner.argv if isinstance(runner.argv, tuple) else tuple(runner.argv.split())
+    # `make test` runs unittest inside its recipe: truth_argv says how
+    argv = runner.truth_argv or runner.argv
+    args = argv if isinstance(argv, tuple) else tuple(argv.split())
     names = [a for a in args[args.index("unittest") + 1 :] if not a.startswith("-")]
-    if names[:1] == ["discover"]:  # `-m unittest discover` (default start dir and pattern)
-        names = []
+    if names[:1] == ["discover"]:  # `-m unittest discover [start]` (default pattern)
+        names = ["--discover", *names[1:2]]
     again = run((python, str(UNITTEST_TRUTH), *names), cwd, runner_env(project), runner.timeout)
     how = f"unittest result API: python {UNITTEST_TRUTH.name} {' '.join(names)} (exit {again.exit_code})"
     if done.timed_out or done.exit_code < 0:

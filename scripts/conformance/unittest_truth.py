@@ -2,6 +2,7 @@
 
 Usage (in the project's interpreter, in the directory the maintainers run from):
     python unittest_truth.py [names...]     # no names: discovery from ".", as ``python -m unittest``
+    python unittest_truth.py --discover DIR # as ``python -m unittest discover DIR``
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ class Recorder(unittest.TestResult):
 def main(names: list[str]) -> None:
     sys.path.insert(0, ".")
     loader = unittest.TestLoader()
-    suite = loader.loadTestsFromNames(names) if names else loader.discover(".")
+    if names[:1] == ["--discover"]:
+        suite = loader.discover(names[1] if len(names) > 1 else ".")
+    else:
+        suite = loader.loadTestsFromNames(names) if names else loader.discover(".")
     result = Recorder()
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = io.StringIO()

@@ -271,8 +271,10 @@ def _told_by_output(
     # a conftest that imports the project exits 4 on the project's own SyntaxError: code, not env
     conftest = "ImportError while loading conftest" in run.merged
     if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE) and not conftest:
+        # structlog without its test group: "Unknown config option: asyncio_…" (a plugin's
+        # option) is the last line, the modules that were not installed are the cause
         what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
-        return Classification(
+        return _module_not_installed(run.merged, repo_modules) or Classification(
             verdict=Verdict.ENV_FAILURE,
             reasons=(f"pytest {what} (exit {run.exit_code})",),
             evidence=_last_line(run.merged),
@@ -297,14 +299,9 @@ def _told_by_output(
     if old is not None:
         return old
     text = run.merged
-    missing = missing_third_party(text, repo_modules)
-    if missing:
-        return Classification(
-            verdict=Verdict.ENV_FAILURE,
-            reasons=(f"module {missing!r} is not installed",),
-            evidence=f"No module named '{missing}'",
-            missing_module=missing,
-        )
+    missing = _module_not_installed(text, repo_modules)
+    if missing is not None:
+        return missing
     theirs = (
         dependencies_only(run, parsed)
         or crash_in_dependencies(parsed)
@@ -324,6 +321,18 @@ def _told_by_output(
                 missing_command=gone["cmd"] if gone else "",
             )
     return None
+
+
+def _module_not_installed(text: str, repo_modules: Collection[str]) -> Classification | None:
+    missing = missing_third_party(text, repo_modules)
+    if not missing:
+        return None
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(f"module {missing!r} is not installed",),
+        evidence=f"No module named '{missing}'",
+        missing_module=missing,
+    )
 
 
 def dependencies_only(run: ProcessResult, parsed: ParseResult) -> Classification | None:

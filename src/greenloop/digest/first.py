@@ -55,7 +55,8 @@ def detail_lines(detail: tuple[str, ...]) -> list[str]:
     """The first lines of the detail, then only the explanation lines, with a count of the rest."""
     kept: list[str] = []
     dropped = follow = 0
-    for line in detail:
+    last = -1
+    for i, line in enumerate(detail):
         if _EXPLANATION.match(line):
             follow = 2  # the value under "Expected:" / "Got:" is the point of the line
         elif follow and line[:1].isspace():
@@ -65,5 +66,7 @@ def detail_lines(detail: tuple[str, ...]) -> list[str]:
         if len(kept) < MAX_DETAIL or _EXPLANATION.match(line) or follow:
             kept.append(compact(line))
         else:
-            dropped += 1
+            dropped, last = dropped + 1, i
+    if dropped == 1 and last == len(detail) - 1:  # no dearer than saying it was left out
+        return [*kept, compact(detail[last])]
     return [*kept, f"[… {dropped} more lines]"] if dropped else kept

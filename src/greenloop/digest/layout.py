@@ -10,6 +10,7 @@ from greenloop.anchor import EditAnchor
 from greenloop.classify import Verdict, runs_tests
 from greenloop.digest.budget import Section
 from greenloop.digest.clusters import common_spot, render_others, shared_location
+from greenloop.digest.declared import declared_install
 from greenloop.digest.first import render_first
 from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
@@ -111,6 +112,16 @@ def _soft_warnings(result: CheckResult) -> list[Section]:
     return [Section("\n".join(["Warnings:", *shown, *more]))] if shown else []
 
 
+def _running(run: StageRun) -> str:
+    """The tests the runner was inside when it was killed (the plugin's start without an end):
+    the hang's likely place, which the failures reported before it are not (filelock)."""
+    inside = run.parsed.killed
+    if not inside:
+        return ""
+    more = f" (+{len(inside) - 3} more)" if len(inside) > 3 else ""
+    return f" It was running {', '.join(inside[:3])}{more} when it was killed."
+
+
 def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     if run is None:
         stages = ", ".join(r.stage.name for r in result.runs)
@@ -127,7 +138,7 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     if verdict is Verdict.TIMEOUT:
         return (
             f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
-            "likely an infinite loop or a hang in the code under test."
+            f"likely an infinite loop or a hang in the code under test.{_running(run)}"
         )
     if verdict is Verdict.KILLED:
         reason = "; ".join(run.classification.reasons)
@@ -233,6 +244,7 @@ def _env_advice(run: StageRun, root: Path) -> str:
             lines.append(f"Needed by: {needer}")
         lines.append(
             _locked_python_install(root)
+            or declared_install(c.missing_module, root, PIP_NAMES)
             or f"Install it where the verifier runs (`pip install {PIP_NAMES.get(top, top)}`), then re-run."
         )
     elif c.missing_command or run.result.exit_code == 127:

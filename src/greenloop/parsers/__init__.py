@@ -11,7 +11,15 @@ import re
 from collections.abc import Callable
 
 from greenloop.parsers import sniff
-from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import (
+    MAKE_ERROR,
+    Counts,
+    Failure,
+    Frame,
+    Kind,
+    ParseResult,
+    ParserInput,
+)
 
 __all__ = [
     "PARSERS",
@@ -128,12 +136,22 @@ def merge_results(results: list[ParseResult]) -> ParseResult:
     counts = [r.counts for r in results if r.counts.summary_seen] or [Counts()]
     return ParseResult(
         tool="+".join(r.tool for r in results),
-        failures=tuple(f for r in results for f in r.failures),
+        failures=_without_wrapper_exit([f for r in results for f in r.failures]),
         counts=_sum_counts(counts),
         killed=tuple(k for r in results for k in r.killed),
         notes=tuple(n for r in results for n in r.notes),
         python=next((r.python for r in results if r.python), ""),
     )
+
+
+def _without_wrapper_exit(failures: list[Failure]) -> tuple[Failure, ...]:
+    """make's ``*** [makefile:38: test] Error 1`` says only that its recipe failed: beside the
+    failures the recipe's tool reported (markdown's `make test`: 143 unittest failures) it is not
+    the first error, nor one more failure."""
+    wrapper = [f for f in failures if f.error_type == MAKE_ERROR]
+    if wrapper and any(f.severity == "error" and f not in wrapper for f in failures):
+        return tuple(f for f in failures if f not in wrapper)
+    return tuple(failures)
 
 
 def _sum_counts(counts: list[Counts]) -> Counts:

@@ -127,9 +127,12 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
 
 
 def _selected(item: Any, wanted: set[str], base: str) -> bool:
-    """The node id, one of its parents (file, class), or its file relative to the invocation dir."""
+    """The node id, one of its parents (file, class), its file relative to the invocation dir,
+    or one of its failing subtests (the node id, a space and the subtest's description)."""
     parts = item.nodeid.split("::")
     if any("::".join(parts[:i]) in wanted for i in range(1, len(parts) + 1)):
+        return True
+    if any(w.startswith(item.nodeid + " ") for w in wanted if " " in w):
         return True
     return os.path.relpath(str(item.path), base) in wanted
 
@@ -184,7 +187,20 @@ def _exception(excinfo: Any) -> dict[str, Any]:
     kind = excinfo.type
     module = getattr(kind, "__module__", "builtins")
     name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
-    return {"type": name, "message": _capped(str(excinfo.value)), "frames": frames[-MAX_FRAMES:]}
+    return {
+        "type": name,
+        "message": _capped(str(excinfo.value)),
+        "notes": _notes(excinfo.value),
+        "frames": frames[-MAX_FRAMES:],
+    }
+
+
+def _notes(value: BaseException) -> str:
+    """``add_note`` text, which ``str()`` leaves out: hypothesis's failing example is one."""
+    notes = getattr(value, "__notes__", None)
+    if not isinstance(notes, list):
+        return ""
+    return _capped("\n".join(str(note) for note in notes))
 
 
 def _capped(text: str) -> str:
@@ -200,10 +216,11 @@ def pytest_runtest_logreport(report: Any) -> None:
     try:
         record: dict[str, Any] = {
             "event": "report",
-            "nodeid": report.nodeid,
+            "nodeid": _nodeid(report),
             "when": report.when,
             "outcome": report.outcome,
             "wasxfail": getattr(report, "wasxfail", None),
+            "subtest": callable(getattr(report, "_sub_test_description", None)),
         }
         if report.failed or report.skipped:
             record["crash"] = _crash(report)
@@ -214,6 +231,16 @@ def pytest_runtest_logreport(report: Any) -> None:
         _emit(record)
     except Exception:
         pass
+
+
+def _nodeid(report: Any) -> str:
+    """A subtest's report (pytest 9, unittest's ``subTest``) carries its test's node id: the
+    description pytest prints after it (``(<subtest>)``, ``[msg] (i=3)``) tells them apart."""
+    describe = getattr(report, "_sub_test_description", None)
+    if callable(describe):
+        with contextlib.suppress(Exception):
+            return f"{report.nodeid} {describe()}"
+    return str(report.nodeid)
 
 
 def _crash(report: Any) -> dict[str, Any] | None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+MAKE_ERROR = "make error"
+"""The error type of make's own ``*** [target] Error N`` line: its recipe failed, nothing more."""
+
 
 class Kind(StrEnum):
     TEST = "test"

@@ -7,7 +7,15 @@ import re
 from dataclasses import replace
 
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
-from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.model import (
+    MAKE_ERROR,
+    Counts,
+    Failure,
+    Frame,
+    Kind,
+    ParseResult,
+    ParserInput,
+)
 
 _CC = re.compile(
     r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>fatal error|error|warning|note): (?P<msg>.*)$"
@@ -161,9 +169,7 @@ def _make(lines: list[str], failures: list[Failure]) -> list[Failure]:
         m = _MAKE.match(line) if "***" in line else None
         if m:
             return [
-                Failure(
-                    kind=Kind.BUILD, id=m["msg"][:120], error_type="make error", message=m["msg"]
-                )
+                Failure(kind=Kind.BUILD, id=m["msg"][:120], error_type=MAKE_ERROR, message=m["msg"])
             ]
     return []
 

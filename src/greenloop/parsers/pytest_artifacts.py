@@ -115,10 +115,13 @@ def _add_report(record: dict[str, Any], records: _Records) -> None:
 
 def _counts(records: _Records) -> Counts:
     tally = {"passed": 0, "failed": 0, "errors": len(records.collect_errors), "skipped": 0}
-    tally |= {"xfailed": 0, "xpassed": 0}
+    tally |= {"xfailed": 0, "xpassed": 0, "subtests_passed": 0}
     for (_, when), rep in records.reports.items():
         outcome, xfail = rep.get("outcome"), rep.get("wasxfail") is not None
-        if outcome == "skipped":
+        if rep.get("subtest") and outcome in ("passed", "failed"):
+            # as pytest counts them: a failed subtest is a failure, its test passes on its own
+            tally["subtests_passed" if outcome == "passed" else "failed"] += 1
+        elif outcome == "skipped":
             tally["xfailed" if xfail else "skipped"] += 1
         elif when in ("call", "???") and outcome == "failed":
             tally["failed"] += 1
@@ -211,8 +214,10 @@ def _report_failure(nodeid: str, rep: dict[str, Any], root: str) -> Failure:
 def _exception_text(rep: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
     exc = rep.get("exception") if isinstance(rep.get("exception"), dict) else None
     crash = rep.get("crash") if isinstance(rep.get("crash"), dict) else None
+    notes: tuple[str, ...] = ()
     if exc:
         error_type, text = str(exc.get("type") or ""), str(exc.get("message") or "")
+        notes = tuple(ln.strip() for ln in str(exc.get("notes") or "").splitlines() if ln.strip())
     elif crash:
         lines = str(crash.get("message") or "").split("\n", 1)
         error_type, first = split_exception(lines[0])
@@ -221,8 +226,8 @@ def _exception_text(rep: dict[str, Any]) -> tuple[str, str, tuple[str, ...]]:
         return "", "", ()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
-        return error_type, "", ()
-    return error_type, lines[0], tuple(lines[1 : 1 + MAX_DETAIL])
+        return error_type, "", notes[:MAX_DETAIL]
+    return error_type, lines[0], (*lines[1 : 1 + MAX_DETAIL], *notes[:MAX_DETAIL])
 
 
 def _frames(rep: dict[str, Any], root: str) -> tuple[Frame, ...]:

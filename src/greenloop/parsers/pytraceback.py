@@ -27,6 +27,8 @@ _GROUP_START = re.compile(r"^\s*\+ Exception Group Traceback \(most recent call 
 _GROUP_BAR = re.compile(r"^\s*\| ?(?P<text>.*)$")
 _GROUP_RULE = re.compile(r"^\s*\+-[+-]*(?: (?P<n>\d+|\.\.\.)[^-]*-+)?\s*$")
 # The notes hypothesis adds under a bare ``AssertionError``: the example, never the message.
+_DOCTEST_DIFF = "Differences ("
+_DOCTEST_SAID = ("Expected:", _DOCTEST_DIFF)
 HYPOTHESIS_NOTES = ("Falsifying ", "Failing test case:", "You can reproduce", "Explanation:")
 _CHAIN = (
     "The above exception was the direct cause of the following exception:",
@@ -83,11 +85,25 @@ def _doctest_raised(lines: Sequence[str]) -> tuple[str, str] | None:
 
 
 def _doctest_expected(lines: Sequence[str]) -> tuple[tuple[str, ...], str]:
-    """The example source, and ``Expected: ... Got: ...`` as the message."""
+    """The example source, and ``Expected: ... Got: ...`` as the message; when pytest printed a
+    diff instead (its default ``--doctest-report udiff``, for outputs over two lines), the diff's
+    header is the message and its lines follow the source."""
     body = [line.rstrip() for line in lines if line.strip()][:-1]
-    start = next((i for i, line in enumerate(body) if line.startswith("Expected:")), len(body))
+    start = next((i for i, line in enumerate(body) if line.startswith(_DOCTEST_SAID)), len(body))
+    source = _doctest_example(body[:start])
+    if start < len(body) and body[start].startswith(_DOCTEST_DIFF):
+        return tuple(source + body[start + 1 :][:MAX_DETAIL]), body[start].rstrip(":")
     message = " ".join(line.strip() for line in body[start:])
-    return tuple(body[:start][-4:] + body[start:][:9]), message
+    return tuple(source + body[start:][:9]), message
+
+
+def _doctest_example(context: list[str]) -> list[str]:
+    """The failing example's lines (pytest numbers the file's lines up to it): from its ``>>>``
+    on, not the prose above it (tabulate's README); the last 4 when no ``>>>`` is there."""
+    prompt = next((i for i in range(len(context) - 1, -1, -1) if ">>>" in context[i]), None)
+    if prompt is None:
+        return context[-4:]
+    return context[prompt:][:6]
 
 
 class _Reader:

@@ -395,3 +395,12 @@ def test_detail_shows_its_one_last_line_rather_than_saying_one_more_line() -> No
     assert detail_lines(detail) == [*detail]
     longer = (*detail, "after")
     assert detail_lines(longer)[-1] == "[… 2 more lines]"
+
+
+def test_digest_counts_keep_pytests_xfailed_and_xpassed() -> None:
+    # click's suite: "1991 passed, 24 skipped, 31000 deselected, 1 xfailed" (attrs the same):
+    # the digest's counts dropped the xfail, evidence pytest gives of a known-broken test
+    result, root = load("pytest", "click-0")
+    counts = result.runs[0].parsed.counts
+    assert (counts.passed, counts.xfailed) == (1991, 1)
+    assert "1991 passed, 24 skipped, 1 xfailed." in build_digest(result, root=root).text

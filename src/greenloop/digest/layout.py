@@ -167,6 +167,8 @@ def _count_words(c: Counts) -> str:
             (c.errors, "error" if c.errors == 1 else "errors"),
             (c.passed, "passed"),
             (c.skipped, "skipped"),
+            (c.xfailed, "xfailed"),
+            (c.xpassed, "xpassed"),
             (c.subtests_failed, "subtests failed"),
             (c.subtests_passed, "subtests passed"),
         )

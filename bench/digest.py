@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _harness import HEADER, REPO, machine, row, today, verdict
 
+from case_files import project_root  # a case's repository files, as the conformance test lays them
 from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
@@ -202,8 +204,12 @@ def greenloop_check(case: Case) -> tuple[str, str]:
     modules = repo_modules(Path(root)) if Path(root).is_dir() else frozenset()
     if "repo_modules" in case.data:  # the conformance corpus records what the checkout had
         modules = frozenset(case.data["repo_modules"])
-    parsed = installed.own_copies(parsed, Path(root), modules)
-    classification = classify(result, parsed, command=stage.display, repo_modules=modules)
+    with project_root(case.data) as files:  # the files the verdict reads, as the test has them
+        parsed = installed.own_copies(parsed, files or Path(root), modules)
+        classification = classify(
+            result, parsed, command=stage.display, repo_modules=modules,
+            root=str(files) if files else "",
+        )  # fmt: skip
     run = StageRun(stage=stage, result=result, parsed=parsed, classification=classification)
     check = CheckResult(
         cascade=Cascade(stages=(stage,), source="benchmark"),

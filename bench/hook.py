@@ -81,15 +81,19 @@ def clone_project(source: Path, into: Path, verifier: str) -> Path:
     return root
 
 
-def floor_argv(root: Path, work: Path, bare: str) -> list[str]:
+def floor_command(work: Path, bare: str) -> list[str]:
     """The floor hook, with greenloop's pytest plugin alone in a folder, as the real hook has it."""
     plugin = work / "plugin"
     plugin.mkdir(exist_ok=True)
     shutil.copy(REPO / "src/greenloop/parsers/greenloop_pytest_plugin.py", plugin)
     (work / "reports").mkdir(exist_ok=True)
+    return [PYTHON, str(REPO / "bench/_floor_hook.py"), str(plugin), str(work / "reports"), bare]
+
+
+def floor_argv(root: Path, work: Path, bare: str) -> list[str]:
+    """The floor hook as Claude Code runs a hook: through ``sh -c``, the event on stdin."""
     event = json.dumps({"session_id": "bench", "stop_hook_active": False, "cwd": str(root)})
-    script = f"{REPO / 'bench/_floor_hook.py'} {plugin} {work / 'reports'} {shlex.quote(bare)}"
-    return ["sh", "-c", f"echo '{event}' | {PYTHON} {script}"]
+    return ["sh", "-c", f"echo '{event}' | {shlex.join(floor_command(work, bare))}"]
 
 
 def overhead(

@@ -36,8 +36,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import GREENLOOP, HEADER, PYTHON, REPO, cached_env, machine, row, today, verdict
-from hook import BARE, RATIO_GOAL, TEST, clone_project, make_repo
+from _harness import GREENLOOP, HEADER, PYTHON, cached_env, machine, row, today, verdict
+from hook import BARE, RATIO_GOAL, TEST, clone_project, floor_command, make_repo
 
 CALLGRIND = ("valgrind", "--tool=callgrind", "--trace-children=yes")
 
@@ -78,14 +78,6 @@ def hook_parts(totals: dict[str, int]) -> dict[str, int]:
     return parts
 
 
-def floor_argv(root: Path, work: Path, bare: str) -> list[str]:
-    plugin = work / "plugin"
-    plugin.mkdir(exist_ok=True)
-    shutil.copy(REPO / "src/greenloop/parsers/greenloop_pytest_plugin.py", plugin)
-    (work / "reports").mkdir(exist_ok=True)
-    return [PYTHON, str(REPO / "bench/_floor_hook.py"), str(plugin), str(work / "reports"), bare]
-
-
 def mega(n: float) -> str:
     return f"{n / 1e6:.1f}M"
 
@@ -114,7 +106,7 @@ def measure(root: Path, work: Path, env: dict[str, str], bare_cmd: str) -> dict[
     event_file = work / "event.json"
     event_file.write_text(event)
     out = work / "callgrind"
-    floor_cmd = floor_argv(root, work, bare_cmd)
+    floor_cmd = floor_command(work, bare_cmd)
     hook_cmd = f"{GREENLOOP} hook claude-stop < {event_file}"
     # a first run of each fills the bytecode caches (ours, the plugin's copy, the project's)
     for warm in (hook_cmd, f"{shlex.join(floor_cmd)} < {event_file}"):

@@ -8,9 +8,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from greenloop import node_packages
 from greenloop.parsers.model import Kind, ParseResult, in_dependencies
 from greenloop.process import ProcessResult
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
+if TYPE_CHECKING:
+    from greenloop.node_packages import Unresolved
 
 
 class Verdict(StrEnum):
@@ -232,11 +235,15 @@ def _told_by_repository(
 
 def unresolved_js_import(run: ProcessResult, root: str) -> Classification | None:
     """ohash's tests import ``ohash/crypto``, which resolves to dist/ once the build has run."""
+    from greenloop import node_packages  # here: only a failing run with a checkout gets this far
+
     return _checkout_to_blame(node_packages.unresolved_by_checkout(run.merged, root))
 
 
 def unbuilt_output_in_lint(parsed: ParseResult, root: str) -> Classification | None:
     """``eslint .`` on a fresh clone: an import of dist/ that only the build writes."""
+    from greenloop import node_packages
+
     errors = [f for f in parsed.failures if f.severity != "warning"]
     if not errors or any(f.code not in node_packages.UNRESOLVED_RULES for f in errors):
         return None
@@ -245,7 +252,7 @@ def unbuilt_output_in_lint(parsed: ParseResult, root: str) -> Classification | N
     )
 
 
-def _checkout_to_blame(found: node_packages.Unresolved | None) -> Classification | None:
+def _checkout_to_blame(found: Unresolved | None) -> Classification | None:
     if found is None:
         return None
     return Classification(

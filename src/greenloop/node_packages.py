@@ -69,21 +69,19 @@ def unbuilt_in_lint(unresolved: list[tuple[str, int, str]], root: str) -> Unreso
             or os.path.exists(os.path.join(root, top))
         ):
             return None  # a typo, a file never written, or the build output is there: the code's
-    script = "build" if "build" in _section(manifest, "scripts") else ""
-    run = f"`npm run {script}`" if script else "the project's build"
     file, line, message = unresolved[0]
     return Unresolved(
         evidence=f"{file}:{line}: {message}",
         reason="the lint reports imports of the project's build output, which does not exist "
         "until the build has run",
-        advice=f"Run {run} first (the build writes what the import points at), then re-run.",
+        advice=f"Run {_build(manifest)} first (the build writes what the import points at), "
+        "then re-run.",
     )
 
 
 def _output_dirs(manifest: dict[str, object]) -> set[str]:
     """Top-level folders package.json publishes from (main, module, exports, files): dist/, lib/."""
-    paths = [t for t in _targets(manifest.get("exports")) if "*" not in t]
-    paths += [t for key in ("main", "module") if isinstance(t := manifest.get(key), str)]
+    paths = _published(manifest)
     files = manifest.get("files")
     paths += [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
     tops = {os.path.normpath(p).split(os.sep)[0] for p in paths}
@@ -116,12 +114,10 @@ def _why(name: str, manifest: dict[str, object], root: str) -> tuple[str, str] |
     if os.path.exists(os.path.join(root, ".pnp.cjs")):  # yarn PnP: no node_modules to look in
         return None
     if name == manifest.get("name") and not _exported_files_exist(manifest, root):
-        script = "build" if "build" in _section(manifest, "scripts") else ""
-        run = f"`npm run {script}`" if script else "the project's build"
         return (
             f"the project imports its own package {name!r}, whose exports point at build output "
             "that does not exist yet",
-            f"Run {run} first (as the project's CI does before its tests), then re-run.",
+            f"Run {_build(manifest)} first (as the project's CI does before its tests), then re-run.",
         )
     declared = any(name in _section(manifest, key) for key in _DEPENDENCIES)
     if declared and not os.path.isdir(os.path.join(root, "node_modules", name)):
@@ -132,6 +128,10 @@ def _why(name: str, manifest: dict[str, object], root: str) -> tuple[str, str] |
     return None
 
 
+def _build(manifest: dict[str, object]) -> str:
+    return "`npm run build`" if "build" in _section(manifest, "scripts") else "the project's build"
+
+
 def _section(manifest: dict[str, object], key: str) -> dict[str, object]:
     value = manifest.get(key)
     return value if isinstance(value, dict) else {}
@@ -139,9 +139,14 @@ def _section(manifest: dict[str, object], key: str) -> dict[str, object]:
 
 def _exported_files_exist(manifest: dict[str, object], root: str) -> bool:
     """Whether the files package.json sends importers to (exports, main, module) are there."""
-    targets = [t for t in _targets(manifest.get("exports")) if "*" not in t]
-    targets += [t for key in ("main", "module") if isinstance(t := manifest.get(key), str)]
+    targets = _published(manifest)
     return not targets or all(os.path.exists(os.path.join(root, t)) for t in targets)
+
+
+def _published(manifest: dict[str, object]) -> list[str]:
+    """The files package.json sends importers to: exports (no patterns), main, module."""
+    targets = [t for t in _targets(manifest.get("exports")) if "*" not in t]
+    return targets + [t for key in ("main", "module") if isinstance(t := manifest.get(key), str)]
 
 
 def _targets(value: object) -> list[str]:

@@ -12,10 +12,10 @@ build's daemons by an environment cookie the same way). When the command ends, g
 that carry its tag, and everything below them, get SIGTERM, a short grace, SIGKILL, and are reaped.
 A program that imports greenloop as a library is never made a subreaper (the orphans of its own
 other children would re-parent to it, zombies it never waits for): there the tag is looked for in
-every process of /proc, which costs more per command but touches nothing of the program's. A process of another command running side by
-side carries that command's tag and is left alone; one without a tag of the command that just
-ended (git's fsmonitor daemon or gpg-agent, a batch worker, one started with ``env -i``) is never
-touched. Off Linux nothing here runs: today's behaviour.
+every process of /proc, which costs more per command but touches nothing of the program's. A
+process of another command running side by side carries that command's tag and is left alone; one
+without a tag of the command that just ended (git's fsmonitor daemon or gpg-agent, a batch worker,
+one started with ``env -i``) is never touched. Off Linux nothing here runs: today's behaviour.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class _Proc:
     def __init__(self, pid: int, fields: list[str]) -> None:
         self.pid, self.state = pid, fields[0]
         self.ppid, self.pgrp, self.session = int(fields[1]), int(fields[2]), int(fields[3])
+        # field 22 of /proc/PID/stat: when it started, in clock ticks after boot
         self.start = int(fields[19]) if len(fields) > 19 else 0
-        """Field 22 of /proc/PID/stat: when it started, in clock ticks after boot."""
 
     @property
     def dead(self) -> bool:

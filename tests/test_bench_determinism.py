@@ -10,7 +10,6 @@ from greenloop import git
 from greenloop.bench import seed
 from greenloop.config import Config
 
-
 # A developer's Python writes __pycache__ (this sandbox sets PYTHONDONTWRITEBYTECODE; CI may not).
 WRITES_BYTECODE = f"env -u PYTHONDONTWRITEBYTECODE {sys.executable}"
 

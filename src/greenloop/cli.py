@@ -296,6 +296,18 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--timeout", type=float, help="seconds per verifier stage")
     p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
     p.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop before an agent call that would pass this spend (from the usage it reports)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="the same cap in model tokens (prompt + completion)",
+    )
+    p.add_argument(
         "--on-fail",
         choices=("revert", "keep"),
         help="branch back to the start (default) or keep the commits",

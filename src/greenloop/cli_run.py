@@ -18,6 +18,8 @@ RUN_FLAGS = (
     "max_time",
     "timeout",
     "agent_timeout",
+    "max_cost",
+    "max_tokens",
     "on_fail",
     "on_regression",
     "allow_test_edits",

@@ -42,6 +42,11 @@ class Config:
     """Agent iterations at most."""
     max_time: float = 3600.0
     """Wall-clock seconds for a whole run."""
+    max_cost: float | None = None
+    """US dollars the agent calls may spend in a run, from the usage the agent reports; checked
+    before each call, with the last call's cost as the estimate of the next (None: no cap)."""
+    max_tokens: int | None = None
+    """Model tokens (prompt + completion) the agent calls may use in a run, checked the same way."""
     agent: str | None = None
     """Agent preset name or shell command."""
     agent_timeout: float = 1800.0

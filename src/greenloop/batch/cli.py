@@ -9,7 +9,17 @@ import sys
 
 from greenloop.errors import FatalError
 
-RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout", "subset", "budget", "on_fail")
+RUN_OPTIONS = (
+    "max_iters",
+    "max_time",
+    "timeout",
+    "agent_timeout",
+    "subset",
+    "budget",
+    "on_fail",
+    "max_cost",
+    "max_tokens",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +60,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run again the finished tasks that were not solved (and not invalid)",
     )
     add_limits(p)
+    p.add_argument(
+        "--batch-max-cost",
+        type=_positive_float,
+        metavar="USD",
+        help="the whole batch's budget: no new task starts once its tasks have spent it",
+    )
+    p.add_argument(
+        "--batch-max-tokens", type=_positive_int, metavar="N", help="the same, in model tokens"
+    )
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
     p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
     p.add_argument(
@@ -73,6 +92,15 @@ def add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-time", type=_positive_float, help="wall-clock seconds per task")
     p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
     p.add_argument("--agent-timeout", type=_positive_float, help="seconds per agent call")
+    p.add_argument(
+        "--max-cost",
+        type=_positive_float,
+        metavar="USD",
+        help="what one task's agent calls may spend, from the usage the agent reports",
+    )
+    p.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="model tokens per task at most"
+    )
 
 
 def main_batch(args: argparse.Namespace) -> int:
@@ -97,6 +125,8 @@ def main_batch(args: argparse.Namespace) -> int:
         redo=args.redo,
         redo_failed=args.redo_failed,
         overrides={k: getattr(args, k) for k in RUN_OPTIONS},
+        max_cost=args.batch_max_cost,
+        max_tokens=args.batch_max_tokens,
     )
     sys.stdout.write(render_batch(result.summary, args.format, result.out))
     if result.interrupted:

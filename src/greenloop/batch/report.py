@@ -75,6 +75,15 @@ def _spent(s: Mapping[str, Any]) -> list[str]:
     lines = []
     if s.get("cost_usd"):
         lines.append(f"cost ${s['cost_usd']:.4f}")
+    if s.get("budget"):
+        b = s["budget"]
+        caps = [f"${b['max_cost_usd']:g}"] if b.get("max_cost_usd") is not None else []
+        caps += [f"{b['max_tokens']:,} tokens"] if b.get("max_tokens") is not None else []
+        cap = " and ".join(caps)
+        lines.append(
+            f"batch budget {cap} reached (spent ${b['spent_usd']:.4f}, {b['spent_tokens']:,} "
+            f"tokens): {b['not_started']} task(s) not started; run again with a higher cap to go on"
+        )
     if s.get("agent_retry_wait_s"):
         lines.append(f"agents waited {s['agent_retry_wait_s']:.1f} s to retry after 429/5xx")
     return lines

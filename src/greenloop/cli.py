@@ -112,6 +112,8 @@ def _main(args_list: list[str]) -> int:
 
 def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    if argv[:2] == ["hook", "post-tool"]:
+        return _post_tool_args(argv)
     if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
         return None
     from types import SimpleNamespace  # argparse's Namespace without importing argparse
@@ -120,6 +122,23 @@ def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop"}
     # not typing.cast: importing typing costs more than the rest of this path
     args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])  # type: ignore[assignment]
+    return args
+
+
+def _post_tool_args(argv: list[str]) -> argparse.Namespace | None:
+    """``hook post-tool [--host NAME]``: run on every shell call of the agent (issue 25)."""
+    rest = argv[2:]
+    if len(rest) == 1 and rest[0].startswith("--host="):
+        rest = rest[0].split("=", 1)
+    if rest and (len(rest) != 2 or rest[0] != "--host"):
+        return None
+    from types import SimpleNamespace
+
+    handler = _lazy("greenloop.integrations.tool_output", "main_post_tool")
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "post-tool"}
+    args: argparse.Namespace = SimpleNamespace(  # type: ignore[assignment]
+        **fields, handler=handler, host=rest[1] if rest else None
+    )
     return args
 
 
@@ -232,11 +251,20 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run as an agent's Stop hook (reads the event JSON on stdin)",
         description="claude-stop: the Claude Code / Codex Stop hook. Green allows the stop; a "
         "failure blocks it with the digest; environment failures and untrusted greens are told "
-        "to the user only. Bounded per session by max_iters and by a repeated failure.",
+        "to the user only. Bounded per session by max_iters and by a repeated failure. "
+        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool): "
+        "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
-    p.add_argument("event", choices=("claude-stop",), help="the hook to run")
+    p.add_argument("event", choices=("claude-stop", "post-tool"), help="the hook to run")
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
+    p.add_argument("--host", choices=("claude", "gemini"), help="post-tool: the payload's host")
+    p.set_defaults(handler=_hook_handler)
+
+
+def _hook_handler(args: argparse.Namespace) -> int:
+    if args.event == "post-tool":  # reached only for spellings the fast path does not take
+        return _lazy("greenloop.integrations.tool_output", "main_post_tool")(args)
+    return _lazy("greenloop.integrations.claude_hook", "main_hook")(args)
 
 
 def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

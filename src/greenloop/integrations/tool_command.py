@@ -11,12 +11,9 @@ import os
 import re
 from dataclasses import dataclass
 
-# Any word that may start a verifier; a command with none of them is not one (the fast path).
-_CANDIDATE = re.compile(
-    r"(?<![\w.-])(?:pytest|py\.test|unittest|tox|nox|npm|pnpm|yarn|bun|vitest|jest|mocha|ava|"
-    r"tap|uvu|jasmine|node|go|cargo|cargo-nextest|tsc|vue-tsc|ruff|mypy|dmypy|pyright|"
-    r"basedpyright|eslint|flake8|black|make|gmake|just|rspec|rake)(?![\w-])"
-)
+from greenloop.integrations.tool_gate import CANDIDATE
+
+_FD_REDIRECT = re.compile(r"\d*>&\d*-?|&>>?")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
 # Wrappers that run the rest of the line: dropped, with the options they take a value for.
@@ -100,7 +97,7 @@ class Invocation:
 
 def maybe_verifier(command: str) -> bool:
     """The fast path: False means the command cannot be a known runner invocation."""
-    return _CANDIDATE.search(command) is not None
+    return CANDIDATE.search(command) is not None
 
 
 def find_verifier(command: str, configured: tuple[str, ...] = ()) -> Invocation | None:
@@ -142,7 +139,8 @@ def _segments(command: str) -> tuple[list[list[str]], list[str]]:
     """Simple commands and the operator after each (``cd x && pytest -q | tail`` -> 3, 2)."""
     import shlex
 
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    command = _FD_REDIRECT.sub(" ", command.replace("|&", "|")).replace("\n", " ; ")  # 2>&1
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)

@@ -28,11 +28,15 @@ from greenloop.verify import CheckResult, StageRun, repo_modules
 
 KEEP = 20
 """Saved outputs kept per repository; older ones are pruned."""
-SAVE_CAP = 4 * 1024 * 1024
-"""Characters of one saved output at most (its head and tail)."""
+SAVE_CAP = 512 * 1024
+"""Characters of one saved output at most (its head and tail): redacting it is most of the
+hook's time on a long output, and the hook runs on every shell call."""
 PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
+FEED_HEAD, FEED_TAIL = 32_000, 64_000
+"""Characters of a long output the parsers read: its head (the first failure) and its tail (the
+summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
 
 
 def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -> str:
@@ -42,7 +46,7 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     if not config.tool_output:
         return ""
     output = strip_ansi(call.output)
-    result = _check(call, found, output, root)
+    result = _check(call, found, _feed(output), root)
     run = result.runs[0]
     saved = _save(store, output, call)
     where = _where_saved(saved, call.cwd)
@@ -55,13 +59,24 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     return "\n".join(line for line in (digest.text, partial, where) if line)
 
 
-def _check(call: ToolCall, found: Invocation, output: str, root: Path) -> CheckResult:
+def _feed(output: str) -> tuple[str, int]:
+    """The output cut as ``process.run_command`` cuts a long stream: head, a marker, tail."""
+    if len(output) <= FEED_HEAD + FEED_TAIL:
+        return output, 0
+    dropped = len(output) - FEED_HEAD - FEED_TAIL
+    marker = f"\n[... {dropped} bytes omitted ...]\n"
+    return output[:FEED_HEAD] + marker + output[-FEED_TAIL:], dropped
+
+
+def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) -> CheckResult:
+    output, dropped = fed
     process = ProcessResult(
         argv=("sh", "-c", call.command),
         exit_code=call.exit_code,
         duration_s=call.duration_s,
         stdout=output,
         merged=output,
+        dropped_bytes=dropped,
     )
     inp = ParserInput(
         argv=found.words or process.argv,

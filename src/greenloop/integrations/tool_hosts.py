@@ -24,10 +24,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.integrations.tool_gate import SHELL_TOOLS
+
 HOSTS = ("claude", "gemini")
 PERSISTED_CAP = 16 * 1024 * 1024
 """Characters read at most from the file Claude Code saved a long output in."""
-SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command"})
 _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
 _GEMINI_TAIL = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
 WRAP_HEAD = "{ "
@@ -123,7 +124,7 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
     )
     exit_code = 0  # PostToolUse fires for a Bash call only when it exited 0 ...
     wrapped = is_wrapped(command)
-    mark = _EXIT_MARK.search(merged) if wrapped else None
+    mark = _EXIT_MARK.search(merged, max(0, len(merged) - 200)) if wrapped else None
     if wrapped:  # ... or when PreToolUse wrapped it to report its exit code in its output
         command = command[len(WRAP_HEAD) : -len(WRAP_TAIL)]
     if mark:

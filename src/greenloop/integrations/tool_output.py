@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.integrations import tool_command, tool_hosts
+from greenloop.integrations import tool_command, tool_gate, tool_hosts
 
 TYPE_CHECKING = False  # not typing's: this runs on every shell call of the agent
 if TYPE_CHECKING:
@@ -27,11 +27,8 @@ if TYPE_CHECKING:
 
     from greenloop.integrations.tool_hosts import ToolCall
 
-MAX_INPUT = 16 * 1024 * 1024
-"""Hook input bytes read at most; past it the output passes through with a one-line note."""
+MAX_INPUT = tool_gate.MAX_INPUT
 EXIT_NON_BLOCKING = 1  # Claude Code and Gemini CLI: shown to the user, the session goes on
-OFF_VALUES = frozenset({"0", "false", "no", "off"})
-ENV_SWITCH = "GREENLOOP_TOOL_OUTPUT"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,24 +41,15 @@ class HookAnswer:
 
 
 def main_post_tool(args: argparse.Namespace) -> int:
-    answer = run_post_tool(_read_input(sys.stdin.buffer), host=args.host)
+    raw = getattr(args, "raw", None)  # read by the command line's gate already
+    answer = run_post_tool(
+        tool_gate.read_input(sys.stdin.buffer) if raw is None else raw, host=args.host
+    )
     if answer.reply:
         sys.stdout.write(answer.reply + "\n")
     if answer.message:
         print(f"greenloop: {answer.message}", file=sys.stderr)
     return answer.exit_code
-
-
-def _read_input(stream: object) -> bytes | int:
-    """The payload, or its size when it is over MAX_INPUT (the rest is drained, not kept)."""
-    read = stream.read  # type: ignore[attr-defined]
-    data: bytes = read(MAX_INPUT + 1)
-    if len(data) <= MAX_INPUT:
-        return data
-    size = len(data)
-    while chunk := read(1 << 20):
-        size += len(chunk)
-    return size
 
 
 def run_post_tool(
@@ -72,7 +60,7 @@ def run_post_tool(
     environ: Mapping[str, str] = os.environ,
 ) -> HookAnswer:
     """Never raises: a broken hook must leave the tool output as it was and say why."""
-    if environ.get(ENV_SWITCH, "").strip().lower() in OFF_VALUES:
+    if tool_gate.switched_off(environ):
         return HookAnswer()
     if isinstance(raw, int):
         return _note(
@@ -135,22 +123,13 @@ def _enabled(cwd: Path) -> bool:
 
 def _configured_stages(cwd: Path) -> list[tuple[str, str]]:
     """(run, name) of the stages the repository configures, read only where a file has some."""
-    for base in (cwd, *cwd.parents):
-        own, pyproject = base / "greenloop.toml", base / "pyproject.toml"
-        if own.is_file() or _names_stages(pyproject):
-            from greenloop.config import load_config
+    if not tool_gate.configures_stages(str(cwd)):
+        return []
+    from greenloop import git
+    from greenloop.config import load_config
 
-            try:
-                return [(s.run, s.name) for s in load_config(base).stages]
-            except Exception:  # reported when a verifier's output is digested
-                return []
-        if (base / ".git").exists():
-            return []
-    return []
-
-
-def _names_stages(pyproject: Path) -> bool:
+    found = git.discover(cwd) if cwd.is_dir() else None
     try:
-        return b"tool.greenloop.stage" in pyproject.read_bytes()
-    except OSError:
-        return False
+        return [(s.run, s.name) for s in load_config(found[0] if found else cwd).stages]
+    except Exception:  # reported when a verifier's output is digested
+        return []

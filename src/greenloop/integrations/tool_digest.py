@@ -34,7 +34,7 @@ hook's time on a long output, and the hook runs on every shell call."""
 PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
-FEED_HEAD, FEED_TAIL = 32_000, 64_000
+FEED_HEAD, FEED_TAIL = 24_000, 48_000
 """Characters of a long output the parsers read: its head (the first failure) and its tail (the
 summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
 

@@ -16,6 +16,7 @@ import pytest
 from greenloop.digest import estimate_tokens
 from greenloop.integrations.tool_command import find_verifier
 from greenloop.integrations.tool_digest import KEEP, PASS_CAP
+from greenloop.integrations.tool_gate import nothing_to_do
 from greenloop.integrations.tool_hosts import wrap
 from greenloop.integrations.tool_output import MAX_INPUT, HookAnswer, run_post_tool
 from secret_shapes import SHAPES
@@ -403,3 +404,41 @@ def test_a_50_mb_tool_output_through_the_cli_is_one_line_and_no_reply(calc_repo:
     lines = run.stderr.decode().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("greenloop: the hook input is 52.4 MB")
+
+
+def test_the_cli_passes_a_non_verifier_through_with_no_output(calc_repo: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "greenloop", "hook", "post-tool"],
+        cwd=calc_repo,
+        input=claude_post(calc_repo, "ls -la", "calc.py\n", 0),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, b"", b"")
+
+
+def test_the_cli_replies_for_a_verifier_on_gemini(calc_repo: Path) -> None:
+    output, code = pytest_output(calc_repo)
+    run = subprocess.run(
+        [sys.executable, "-m", "greenloop", "hook", "post-tool", "--host", "gemini"],
+        cwd=calc_repo,
+        input=gemini_after(calc_repo, PYTEST, output, code),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "FIRST FAILING TEST: test_calc.py::test_add_0" in json.loads(run.stdout)["reason"]
+
+
+def test_the_gate_looks_further_only_where_stages_are_configured(
+    make_repo: Callable[..., Path],
+) -> None:
+    stage = '[[tool.greenloop.stage]]\nname = "tests"\nrun = "./check.sh"\n'
+    configured = make_repo({"pyproject.toml": stage}, name="configured")
+    plain = make_repo({"pyproject.toml": "[project]\nname = 'x'\n"}, name="plain")
+    assert not nothing_to_do(claude_post(configured, "./check.sh", "", 0), {})
+    assert nothing_to_do(claude_post(plain, "./check.sh", "", 0), {})
+    assert not nothing_to_do(claude_post(plain, "npx vitest run", "", 0), {})
+    assert nothing_to_do(claude_post(plain, "pytest", "", 0), {"GREENLOOP_TOOL_OUTPUT": "off"})

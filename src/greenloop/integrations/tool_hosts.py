@@ -9,7 +9,8 @@ drops it and logs "does not match Bash's output shape"). A command that exits no
 wraps a verifier's command (``updatedInput``) to end with a line holding its exit code and exit 0:
 its output then reaches ``PostToolUse``, which reads the code back and replaces the output. A
 command that leaves the shell itself (``pytest || exit 1``) still fails as before, and its output
-is given the digest as ``additionalContext``.
+is given the digest as ``additionalContext``. Claude Code checks permissions on the wrapped command:
+a prefix rule (``Bash(pytest:*)``) does not match it, so the PreToolUse entry is the user's choice.
 
 Gemini CLI (0.61.0): ``AfterTool`` carries ``tool_response.llmContent`` (``Output: …`` then
 ``Exit Code: N`` and ``Process Group PGID: …`` lines, wrapped in ``<untrusted_context>``);

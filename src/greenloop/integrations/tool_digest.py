@@ -51,8 +51,8 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     saved = _save(store, output, call)
     where = _where_saved(saved, call.cwd)
     partial = _partial_line(found, run.parsed, store, full=not found.partial)
-    if result.verdict is Verdict.GREEN:
-        return _green_line(found, run, partial, where)
+    if result.verdict is Verdict.GREEN:  # one line: the path without how to read it
+        return _green_line(found, run, partial, _where_saved(saved, call.cwd, how=False))
     if result.verdict is Verdict.ENV_FAILURE or not _parsed(run):
         return _passed_through(output, run, where)
     digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
@@ -108,8 +108,8 @@ def _green_line(found: Invocation, run: StageRun, partial: str, where: str) -> s
     said = _count_words(counts) if counts.ran or counts.skipped else "no problems reported"
     soft = " (with warnings)" if run.classification.soft else ""
     if partial:
-        return f"greenloop: {found.runner} passed{soft}: {said}. {partial} {where}"
-    return f"greenloop: green{soft}: {said} ({found.runner}). {where}"
+        return f"greenloop: {found.runner} passed{soft}: {said}. {partial} {where}".rstrip()
+    return f"greenloop: green{soft}: {said} ({found.runner}). {where}".rstrip()
 
 
 def _passed_through(output: str, run: StageRun, where: str) -> str:
@@ -195,7 +195,7 @@ def _prune(store: Path) -> None:
         pass
 
 
-def _where_saved(saved: Path | None, cwd: Path) -> str:
+def _where_saved(saved: Path | None, cwd: Path, *, how: bool = True) -> str:
     if saved is None:
         return ""
     try:
@@ -203,7 +203,8 @@ def _where_saved(saved: Path | None, cwd: Path) -> str:
     except ValueError:
         shown = str(saved)
     shown = shown if len(shown) < len(str(saved)) else str(saved)
-    return f"Full output (redacted): {shown} (read it with `grep -n` or `tail -n 80`)."
+    hint = " (read it with `grep -n` or `tail -n 80`)" if how else ""
+    return f"Full output (redacted): {shown}{hint}."
 
 
 def _locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path | None]:

@@ -80,6 +80,10 @@ class Config:
     """Stop hook and MCP ``verify``: reuse a green run while the tree is unchanged (issue 16)."""
     cache_ttl: float = 600.0
     """Seconds a green run may be reused for."""
+    tool_output: bool = True
+    """``hook post-tool``: replace the output of a verifier the agent ran through its shell tool
+    with the digest (the full output saved under the git dir). ``false``: leave it as it was;
+    ``GREENLOOP_TOOL_OUTPUT=0`` turns it off for one call."""
 
 
 CHOICES: dict[str, tuple[str, ...]] = {

@@ -144,8 +144,13 @@ def _unquote(value: str) -> str:
 TEST_SOURCES = ("json report", "mocha", "node", "ava", "tap", "uvu", "go test", "libtest", "jasmine")
 
 
-def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
-    """A ``common.Truth``: re-run with the runner's reporter (``truth_argv``), read the report."""
+def make_truth(reader: Callable[..., Truth], *, counts_only_if: str = "") -> Callable[..., object]:
+    """A ``common.Truth``: re-run with the runner's reporter (``truth_argv``), read the report.
+
+    ``counts_only_if``: the first run's output must contain it for the report's counts to hold (a
+    test file run by ``node file.js`` that dies before node:test starts prints no summary: the
+    second run, under ``node --test``, counts the file as a failed test).
+    """
 
     def truth(project: Any, runner: Any, done: Any, mutation: Any) -> object:
         import common
@@ -159,6 +164,8 @@ def make_truth(reader: Callable[..., Truth]) -> Callable[..., object]:
         text = report.read_text("utf-8", "replace") if report.exists() else again.stdout + "\n" + again.stderr
         goflags = dict(runner.env).get("GOFLAGS", "")
         found = quiet_counts(reader(text, root=cwd), runner.argv, goflags)
+        if counts_only_if and counts_only_if not in done.stdout + done.stderr:
+            found = dataclasses.replace(found, passed=None, failed=None, skipped=None)
         shown = argv if isinstance(argv, str) else " ".join(argv)
         how = f"second run: {shown.replace(str(report), 'REPORT')} (exit {again.exit_code}); {found.source}"
         return facts_of(found, done, mutation, how=how, frame=_frame(project, runner, mutation))

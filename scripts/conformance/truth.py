@@ -120,10 +120,12 @@ def _yaml_after(lines: list[str], index: int, indent: int) -> str:
 def yaml_field(yaml: str, name: str) -> str | None:
     """A top-level-ish scalar (or the first line of a block scalar) from a TAP YAML block."""
     lines = yaml.splitlines()
-    for index, line in enumerate(lines):
-        match = re.match(rf"^\s*{name}:\s*(.*)$", line)
+    keys = [(i, m) for i, line in enumerate(lines) if (m := re.match(rf"^(\s*){name}:\s*(.*)$", line))]
+    # the least indented: ava 6 prints the thrown error's util.inspect (`message: '…',`) under
+    # `values:` before its own top-level `message:`
+    for index, match in sorted(keys, key=lambda k: len(k[1][1]))[:1]:
         if match:
-            value = match[1].strip()
+            value = match[2].strip()
             if value in ("|-", "|", ">-", ">", "") and index + 1 < len(lines):
                 value = lines[index + 1].strip()
             return _unquote(value) or None

@@ -110,6 +110,10 @@ def _node(
         failures, killed = failures + found, killed + k
     if "# tests " in text or "\u2139 tests " in text:
         return failures, killed, node_test.node_counts(lines)
+    if "TAP version " in text and ("ok " in text):  # vitest's tap reporters: no `# tests`
+        from greenloop.parsers import tap
+
+        return failures, killed, tap.leaf_counts(lines)
     if "^" in text and sniff.NODE_UNCAUGHT.search(text):  # node died before its summary (tape)
         failures = failures + node_test.uncaught(lines, root)
     return failures, killed, Counts()

@@ -9,9 +9,11 @@ from greenloop.parsers.model import ParseResult, ParserInput
 
 # Commands that run something else: the output, not the command, says which tool ran.
 WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "tox", "nox"}
-# node's report of an uncaught exception: `/abs/file.js:LINE`, the source line, a caret, the error
+# node's report of an uncaught exception: `/abs/file.js:LINE` (or its own loader's
+# `node:internal/modules/…:LINE`), the source line, a caret, the error
 NODE_UNCAUGHT = re.compile(
-    r"^(?:file://)?/\S+?\.[cm]?[jt]sx?:\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?[A-Z][\w.$]*(?:Error|Exception)\b",
+    r"^(?:(?:file://)?/\S+?\.[cm]?[jt]sx?|node:internal/[\w/.-]+):\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?"
+    r"(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
     re.M,
 )
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)

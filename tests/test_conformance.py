@@ -49,11 +49,7 @@ compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {
-    "tape/mri-0": "tape | tap-spec (issue 26): tap-spec's `total:`/`passing:` summary not read, no counts",
-    "tape/mri-1": "tape | tap-spec (issue 26): a `✖ assertion` under its test's heading not read",
-    "tape/mri-2": "tape | tap-spec (issue 26): a `✖ assertion` under its test's heading not read",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

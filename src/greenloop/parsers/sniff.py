@@ -16,6 +16,8 @@ NODE_UNCAUGHT = re.compile(
     r"(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
     re.M,
 )
+# tap-spec's failed assertion: `    ✖ should be equal`, then a rule of dashes
+_TAP_SPEC_FAIL = re.compile(r"^    \u2716 .+\n    -{3,}$", re.M)
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
 # pytest -q's summary has no "=" border: "1 failed, 3 passed in 0.12s" (a wrapper script's pytest -q)
 _PYTEST_QUIET = re.compile(
@@ -60,6 +62,7 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("ava", ("\n  ✘ [fail]: ", " tests passed\n", " test passed\n")),
     ("tap", ("\n# { total: ",)),
+    ("tap-spec", ("\n  total:     ",)),  # `tape … | tap-spec`
     ("go", ("--- FAIL: ", "\nok  \t", "\nFAIL\t", "\npanic: ")),
     ("ruby", (" examples, ", " example, ", " assertions, ")),
     (
@@ -93,6 +96,8 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         found.insert(0, "pytest")
     if "unittest" in found and "pytest" in found:
         found.remove("unittest")
+    if "tap-spec" not in found and "\u2716 " in text and _TAP_SPEC_FAIL.search(text):
+        found.append("tap-spec")  # tape died mid-run: no summary, a failed assertion before
     if not found and "^" in text and NODE_UNCAUGHT.search(text):
         found.append("js")  # a node program died before any runner printed a report
     if "[KILLED]" in text:

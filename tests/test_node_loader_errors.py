@@ -83,3 +83,14 @@ def test_a_missing_package_required_by_the_library_names_the_require_chain() -> 
     assert (first.error_type, first.message) == ("Error", "Cannot find module 'reusiyf'")
     assert first.file == "queue.js"
     assert first.detail == ("required by queue.js <- test/test.js",)
+
+
+def test_node_test_tap_names_a_missing_es_module_from_the_diagnostic_lines() -> None:
+    # wooorm/markdown-table, `node --test test.js` (TAP): `import … from './indxe.js'`; node's ESM
+    # resolver (`node:internal/modules/esm/resolve:283`) prints ERR_MODULE_NOT_FOUND as `# ` lines
+    data, run, parsed = _parsed("node-test/markdown-table-3")
+    assert classify(run, parsed, command="node --test test.js").verdict == Verdict.FAILED
+    first = _first(parsed)
+    assert (first.id, first.file, first.error_type) == ("test.js", "test.js", "Error")
+    assert first.message == data["facts"]["message"]
+    assert "imported from /tmp/glreal/markdown-table/test.js" in first.message

@@ -94,3 +94,22 @@ def test_node_test_tap_names_a_missing_es_module_from_the_diagnostic_lines() -> 
     assert (first.id, first.file, first.error_type) == ("test.js", "test.js", "Error")
     assert first.message == data["facts"]["message"]
     assert "imported from /tmp/glreal/markdown-table/test.js" in first.message
+
+
+def test_mocha_tap_reporter_places_a_missing_dev_dependency_at_the_test_files_require() -> None:
+    # jshttp/range-parser, `mocha --reporter tap`: test/range-parser.js:2 requires 'deep-equla';
+    # mocha's yargs rethrows it (`node_modules/yargs/yargs.js:1163`, `else throw err`) before any
+    # TAP line: "could not be parsed", the tail
+    _, run, parsed = _parsed("mocha/range-parser-3")
+    assert classify(run, parsed, command="npx mocha --reporter tap").verdict == Verdict.FAILED
+    first = _first(parsed)
+    assert (first.error_type, first.message) == ("Error", "Cannot find module 'deep-equla'")
+    assert (first.file, first.line) == ("test/range-parser.js", 2)
+
+
+def test_mocha_tap_reporter_names_a_syntax_error_in_the_module_a_test_file_requires() -> None:
+    # range-parser-4: `parsePos(startStr` (index.js:56) ends node while mocha requires the tests
+    _, _, parsed = _parsed("mocha/range-parser-4")
+    first = _first(parsed)
+    assert (first.file, first.line, first.error_type) == ("index.js", 56, "SyntaxError")
+    assert first.message == "missing ) after argument list"

@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 
+from greenloop.parsers import node_test, sniff
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative
 from greenloop.parsers.js_tests import js_frames, project_frame, split_error
 from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
@@ -30,9 +31,21 @@ def parse(inp: ParserInput) -> ParseResult:
         + crashes,
         key=lambda pair: pair[0],
     )
+    if not found and not _counts(lines).summary_seen:  # node died loading a test file (CJS)
+        found = [(0, f) for f in _uncaught(lines, inp.root)]
+        crashes = found
     counts = replace(_counts(lines), errors=len(crashes))
     failures = tuple(f for _, f in found[:MAX_FAILURES])
     return ParseResult(tool="mocha", failures=failures, counts=counts)
+
+
+def _uncaught(lines: list[str], root: str) -> list[Failure]:
+    """node's uncaught-exception block: mocha requires the test files itself (`--reporter tap`
+    prints nothing before it), so a syntax error or a module not found ends node first."""
+    text = "\n".join(lines)
+    if "^" not in text or not sniff.NODE_UNCAUGHT.search(text):
+        return []
+    return node_test.uncaught(lines, root)
 
 
 def _failing_sections(lines: list[str]) -> list[tuple[int, list[str]]]:

@@ -275,16 +275,18 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             continue
         source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
         at = Frame(file=relative(where["file"], root), line=int(where["line"]))
+        # thrown in a dependency (mocha's yargs rethrowing a require's error): the project's frame
+        place = (project_frame(frames) if "node_modules" in at.file else None) or at
         found.append(
             Failure(
                 kind=Kind.TEST,
-                id=at.file,
-                file=at.file,
-                line=at.line,
+                id=place.file,
+                file=place.file,
+                line=place.line,
                 error_type=m["type"],
                 message=(m["msg"] or "").strip(),
                 frames=(*frames, at),  # its own place: innermost
-                detail=tuple(source[:2]),
+                detail=tuple(source[:2]) if place is at else (),  # not a dependency's source
             )
         )
     return found

@@ -1,4 +1,4 @@
-"""mocha: the spec reporter (its default) and ``--reporter json``."""
+"""mocha: the spec reporter (its default), ``--reporter tap`` and ``--reporter json``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ _BLOCK = re.compile(r"^  (?P<n>\d+)\) (?P<title>\S.*)$")
 _CRASH = re.compile(
     r"^\s*Exception during run: (?P<type>\w+)(?:\[ @(?P<file>[^\]]*?) \])?: (?P<msg>.+)$"
 )
+_TAP_NOT_OK = re.compile(r"^not ok \d+ (?!- )(?P<title>.+?)(?: # (?:SKIP|TODO)\b.*)?$")
+_TYPED = re.compile(r"^(?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: ")
 _NPM_LINE = re.compile(r"^(?:> \S+@\S* \S|npm (?:error|ERR!) )")
 _INSPECT_NOISE = re.compile(r"^(?:generatedMessage|code|operator): |^[{}]$")
 
@@ -31,12 +33,50 @@ def parse(inp: ParserInput) -> ParseResult:
         + crashes,
         key=lambda pair: pair[0],
     )
+    if not found and not _counts(lines).summary_seen:
+        found = _tap(lines, inp.root)  # `--reporter tap`: `not ok 13 <title>`, the error indented
     if not found and not _counts(lines).summary_seen:  # node died loading a test file (CJS)
         found = [(0, f) for f in _uncaught(lines, inp.root)]
         crashes = found
     counts = replace(_counts(lines), errors=len(crashes))
     failures = tuple(f for _, f in found[:MAX_FAILURES])
     return ParseResult(tool="mocha", failures=failures, counts=counts)
+
+
+def _tap(lines: list[str], root: str) -> list[tuple[int, Failure]]:
+    """mocha's TAP reporter: ``not ok N <full title>`` (no ``-``), then the error message, the
+    assertion's diff, ``AssertionError [ERR_ASSERTION]: …`` and its stack, indented 2."""
+    found: list[tuple[int, Failure]] = []
+    for i, line in enumerate(lines):
+        m = _TAP_NOT_OK.match(line) if line.startswith("not ok ") else None
+        if m is None or len(found) >= MAX_FAILURES:
+            continue
+        body = []
+        for b in lines[i + 1 : i + 300]:
+            if not b.startswith("  ") and b.strip():
+                break
+            body.append(b)
+        found.append((i, _tap_failure(m["title"], body, root)))
+    return found
+
+
+def _tap_failure(title: str, body: list[str], root: str) -> Failure:
+    frames = js_frames(body, root)
+    text = [b.strip() for b in body if b.strip() and not b.lstrip().startswith("at ")]
+    typed = next((t for t in text if _TYPED.match(t)), "")
+    error_type, said = split_error(typed or (text[0] if text else ""))
+    message = said.rstrip(":").strip()
+    where = project_frame(frames)
+    return Failure(
+        kind=Kind.TEST,
+        id=title,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message,
+        frames=frames,
+        detail=capped([t for t in text if t not in (typed, message, f"{message}:")][:12]),
+    )
 
 
 def _uncaught(lines: list[str], root: str) -> list[Failure]:

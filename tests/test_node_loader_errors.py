@@ -113,3 +113,14 @@ def test_mocha_tap_reporter_names_a_syntax_error_in_the_module_a_test_file_requi
     first = _first(parsed)
     assert (first.file, first.line, first.error_type) == ("index.js", 56, "SyntaxError")
     assert first.message == "missing ) after argument list"
+
+
+def test_a_missing_module_that_mocha_prints_without_nodes_header_is_read_under_npm_test() -> None:
+    # jshttp/etag, `npm test` = `mocha --reporter spec …`: index.js:21 `require('crypot')`; mocha's
+    # ESM file loader prints the error itself (no `node:internal/…` header, `Require stack:`)
+    _, run, parsed = _parsed("mocha/etag-3")
+    assert classify(run, parsed, command="npm test").verdict == Verdict.FAILED
+    first = _first(parsed)
+    assert (first.error_type, first.message) == ("Error", "Cannot find module 'crypot'")
+    assert (first.file, first.line) == ("index.js", 21)
+    assert first.detail == ("required by index.js <- test/test.js",)

@@ -119,6 +119,8 @@ def _node(
         counts = tap.leaf_counts(lines)
     if "^" in text and sniff.NODE_UNCAUGHT.search(text):  # node died before its summary (tape)
         failures = failures + node_test.uncaught(lines, root)
+    elif not failures and any(m in text for m in sniff.NOT_FOUND):
+        failures = node_test.uncaught(lines, root)  # printed by a runner, no node header
     return failures, killed, counts
 
 

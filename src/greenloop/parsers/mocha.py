@@ -81,11 +81,14 @@ def _tap_failure(title: str, body: list[str], root: str) -> Failure:
 
 def _uncaught(lines: list[str], root: str) -> list[Failure]:
     """node's uncaught-exception block: mocha requires the test files itself (`--reporter tap`
-    prints nothing before it), so a syntax error or a module not found ends node first."""
+    prints nothing before it), so a syntax error or a module not found ends node first; mocha's
+    ESM file loader prints a module not found itself (etag-3: no header, ``Require stack:``)."""
     text = "\n".join(lines)
-    if "^" not in text or not sniff.NODE_UNCAUGHT.search(text):
-        return []
-    return node_test.uncaught(lines, root)
+    if "^" in text and sniff.NODE_UNCAUGHT.search(text):
+        return node_test.uncaught(lines, root)
+    if "Require stack:" in text or "ERR_MODULE_NOT_FOUND" in text:  # mocha printed it (ESM loader)
+        return [replace(f, kind=Kind.CRASH) for f in node_test.load_errors(lines, root)[:1]]
+    return []
 
 
 def _failing_sections(lines: list[str]) -> list[tuple[int, list[str]]]:

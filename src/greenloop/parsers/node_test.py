@@ -266,11 +266,13 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
         m = _LOAD_ERROR.match(line) if line[:1].isupper() and "E" in line else None
         head = [_uncomment(h) for h in lines[max(0, i - 5) : i]]
         where = next((w for h in reversed(head) if (w := _header(h))), None)
-        if m is None or where is None or len(found) >= MAX_FAILURES:
+        if m is None or len(found) >= MAX_FAILURES:
+            continue
+        if where is None and not _not_found(line, lines[i + 1 : i + 2]):
             continue  # only node's own uncaught-exception block names file:line above the error
         required, stack = _required_and_stack(lines, i + 1)
         frames = js_frames(stack, root)
-        if _INTERNAL_AT.match(where.string):
+        if where is None or _INTERNAL_AT.match(where.string):
             found.append(_loader_error(m, frames, required, root))
             continue
         source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
@@ -290,6 +292,12 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             )
         )
     return found
+
+
+def _not_found(line: str, after: list[str]) -> bool:
+    """A module not found that a runner printed itself (mocha's ESM file loader): no header, but
+    node's ``Require stack:`` (CJS) or the ``ERR_MODULE_NOT_FOUND`` code (ESM)."""
+    return "[ERR_MODULE_NOT_FOUND]" in line or [_uncomment(a) for a in after] == ["Require stack:"]
 
 
 def _header(line: str) -> re.Match[str] | None:

@@ -16,6 +16,8 @@ NODE_UNCAUGHT = re.compile(
     r"(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
     re.M,
 )
+# node's module-not-found errors: CJS lists the requiring files, ESM has its code
+NOT_FOUND = ("\nRequire stack:\n", "[ERR_MODULE_NOT_FOUND]: ")
 # tap-spec's failed assertion: `    ✖ should be equal`, then a rule of dashes
 _TAP_SPEC_FAIL = re.compile(r"^    \u2716 .+\n    -{3,}$", re.M)
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
@@ -100,6 +102,8 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         found.append("tap-spec")  # tape died mid-run: no summary, a failed assertion before
     if not found and "^" in text and NODE_UNCAUGHT.search(text):
         found.append("js")  # a node program died before any runner printed a report
+    elif not found and any(m in text for m in NOT_FOUND):
+        found.append("js")  # a module not found, printed by a runner (mocha's ESM file loader)
     if "[KILLED]" in text:
         found.append("generic")  # seed 003: the runner's own KILLED lines
     return found

@@ -554,3 +554,13 @@ def test_mocha_tap_reporter_names_each_failing_test_its_assertion_and_the_test_l
         "Expected values to be strictly equal",
     )
     assert (first.file, first.line) == ("test/range-parser.js", 65)
+
+
+def test_tape_names_the_running_test_when_node_prints_an_error_in_brackets_no_stack() -> None:
+    # fastify/secure-json-parse, `tape "test/*.test.js"`: `_parseTypo(…)` at index.js:133; node
+    # prints the uncaught error as `[ReferenceError: _parseTypo is not defined]`, no stack
+    _, inp = _load(REAL / "tape" / "secure-json-parse-2" / "case.json")
+    (error,) = parse_output(inp).errors
+    assert error.id == "parses object string"
+    assert (error.error_type, error.message) == ("ReferenceError", "_parseTypo is not defined")
+    assert (error.file, error.line) == ("index.js", 133)

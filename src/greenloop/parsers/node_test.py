@@ -85,7 +85,8 @@ def uncaught(lines: list[str], root: str) -> list[Failure]:
         return []
     first = errors[0]
     said = f"{first.error_type}: {first.message}"
-    before = lines[: next((i for i, ln in enumerate(lines) if ln.startswith(said)), len(lines))]
+    said_at = (i for i, ln in enumerate(lines) if _unbracket(ln).startswith(said))
+    before = lines[: next(said_at, len(lines))]
     tests = [t["name"] for ln in before if ln.startswith("# ") and (t := _TAPE_TEST.match(ln))]
     if tests and any(ln.startswith("TAP version") for ln in before):
         return [replace(first, id=tests[-1].strip())]
@@ -262,7 +263,7 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
     """Uncaught errors node printed while loading a test file (TAP prints them as ``# `` comments)."""
     found: list[Failure] = []
     for i, raw in enumerate(lines):
-        line = _uncomment(raw)
+        line = _unbracket(_uncomment(raw))
         m = _LOAD_ERROR.match(line) if line[:1].isupper() and "E" in line else None
         head = [_uncomment(h) for h in lines[max(0, i - 5) : i]]
         where = next((w for h in reversed(head) if (w := _header(h))), None)
@@ -324,6 +325,11 @@ def _loader_error(
         frames=frames,
         detail=capped([f"required by {' <- '.join(by[:3])}"] if len(by) > 1 else []),
     )
+
+
+def _unbracket(line: str) -> str:
+    """node prints an error that has no stack as ``[ReferenceError: … is not defined]``."""
+    return line[1:-1] if line.startswith("[") and line.endswith("]") else line
 
 
 def _uncomment(line: str) -> str:

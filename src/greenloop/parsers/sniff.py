@@ -13,7 +13,7 @@ WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task"
 # `node:internal/modules/…:LINE`), the source line, a caret, the error
 NODE_UNCAUGHT = re.compile(
     r"^(?:(?:file://)?/\S+?\.[cm]?[jt]sx?|node:internal/[\w/.-]+):\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?"
-    r"(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
+    r"\[?(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
     re.M,
 )
 # node's module-not-found errors: CJS lists the requiring files, ESM has its code

@@ -148,7 +148,13 @@ GEMINI_SETTINGS = {
 
 def run_gemini(repo: Path, home: Path, server: ReplayServer, path: list[Path]) -> Session:
     environ = clean_environ(
-        home, *path, GEMINI_API_KEY="dummy", GOOGLE_GEMINI_BASE_URL=server.root_url
+        home,
+        *path,
+        GEMINI_API_KEY="dummy",
+        GOOGLE_GEMINI_BASE_URL=server.root_url,
+        # a project's settings (and so its hooks) are read only in a trusted folder; --skip-trust
+        # trusts it too late for that (0.61.0), the variable does not
+        GEMINI_CLI_TRUST_WORKSPACE="true",
     )
     (home / ".gemini").mkdir(exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))

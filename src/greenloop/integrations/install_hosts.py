@@ -158,8 +158,20 @@ def _gemini(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
         },
     )
     entries = (stop, tool) if s.tool_output else (stop,)
+    note = (
+        ""
+        if global_
+        else "Gemini CLI reads a project's settings, and so its hooks, only in a trusted folder "
+        "(trust it when asked; headless: GEMINI_CLI_TRUST_WORKSPACE=true, as --skip-trust "
+        "trusts it too late for that)."
+    )
     return Target(
-        host="gemini", path=path, grouped=True, entries=entries, events=("AfterAgent", "AfterTool")
+        host="gemini",
+        path=path,
+        grouped=True,
+        entries=entries,
+        events=("AfterAgent", "AfterTool"),
+        note=note,
     )
 
 
@@ -171,11 +183,7 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         path = root / ".github" / "hooks" / "greenloop.json"
     stop = Entry(
         event="agentStop",
-        hook={
-            "type": "command",
-            "bash": _stop(s, "copilot"),
-            "timeoutSec": s.timeout_s,
-        },  # default 30
+        hook={"type": "command", "bash": _stop(s, "copilot"), "timeoutSec": s.timeout_s},
     )
     return Target(
         host="copilot",

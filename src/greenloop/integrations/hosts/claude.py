@@ -3,9 +3,9 @@
 Input: ``session_id``, ``cwd``, ``hook_event_name``, ``stop_hook_active``; SubagentStop adds
 ``agent_id``, TaskCompleted ``task_id``; Stop and SubagentStop carry ``background_tasks``, the work
 still in flight that will wake the session again. Reply: ``{"decision": "block", "reason": …}``
-keeps the agent going; on Stop and SubagentStop the digest rides in
-``hookSpecificOutput.additionalContext`` (feedback for the model, not an error) and ``reason`` says
-why. ``systemMessage`` is for the user only. Exit 0 always: exit 2 would block with stderr.
+keeps the agent going; on Stop the digest rides in ``hookSpecificOutput.additionalContext``
+(feedback for the model, not an error: Claude Code repeats ``reason`` twice, the context once) and
+``reason`` says why. ``systemMessage`` is for the user only. Exit 0 always: exit 2 would block with stderr.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from greenloop.integrations.hosts import (
     text,
 )
 
-CONTEXT_EVENTS = ("Stop", "SubagentStop")  # the events whose hookSpecificOutput takes context
+# Stop's hookSpecificOutput takes additionalContext on 2.1.197 and 2.1.332; SubagentStop's only on
+# the later one, and an older Claude Code would refuse the whole reply: its digest goes in reason
+CONTEXT_EVENTS = ("Stop",)
 IN_FLIGHT = ("running", "pending")
 BLOCK_REASON = (
     "greenloop: the verifier fails; its digest is in the context above. Fix it, then stop."

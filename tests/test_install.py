@@ -412,4 +412,26 @@ def test_install_list_shows_what_is_installed_where(
     assert "installed: AfterAgent, AfterTool" in lines["gemini project"]
     assert "installed: Stop" in lines["codex global"]
     assert "unreadable" in lines["cursor project"]
-    assert lines["claude project"].split()[2] == "-"
+    assert "no file" in lines["claude project"]
+
+
+def test_install_for_codex_refuses_a_config_toml_that_is_not_toml(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({".codex/config.toml": "model = \n"})
+    out = greenloop(root, "install", "codex", home=tmp_path)
+    assert out.returncode == 2
+    assert "config.toml" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (root / ".codex" / "hooks.json").exists()
+
+
+def test_install_for_codex_warns_when_its_hooks_are_turned_off(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text("[features]\nhooks = false\n")
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "codex", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "turns Codex's hooks off" in out.stdout

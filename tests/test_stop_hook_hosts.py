@@ -212,7 +212,7 @@ def test_claude_subagent_stop_blocks_the_subagent_with_its_own_count(
     )
     data = answer(hook(event))
     assert data["decision"] == "block"
-    assert "test_calc.py::test_add" in data["reason"]  # not in context: older versions refuse it
+    assert "test_calc.py::test_add" in data["reason"]  # 2.1.197 has no SubagentStop context
     assert answer(hook(payload("claude", root)))["decision"] == "block"  # the main agent: its own
 
 

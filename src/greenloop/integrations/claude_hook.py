@@ -58,9 +58,9 @@ def main_hook(args: argparse.Namespace) -> int:
         default_cwd=Path(args.repo),
         use_cache=args.cache,
     )
-    rendered = host_module(event.host).render(reply, event)
-    sys.stdout.write(rendered.stdout)
-    sys.stderr.write(rendered.stderr)
+    stdout, stderr = host_module(event.host).render(reply, event)
+    sys.stdout.write(stdout)
+    sys.stderr.write(stderr)
     return 0  # any other exit code would make the host treat the hook itself as broken, or block
 
 

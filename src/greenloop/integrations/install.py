@@ -30,6 +30,7 @@ from greenloop.integrations.install_hosts import (
     Entry,
     Settings,
     Target,
+    codex_config,
     target,
     timeout_of,
 )
@@ -51,6 +52,7 @@ def main_install(args: argparse.Namespace) -> int:
         settings=settings_for(root, global_=args.global_, tool_output=args.tool_output),
         environ=os.environ,
     )
+    warning = codex_config(root, os.environ) if args.target == "codex" else ""
     done = install(spec)
     print(f"greenloop: {done} {spec.path} ({', '.join(e.event for e in spec.entries)})")
     base = spec.entries[0].hook.get(spec.command_key, "")
@@ -60,8 +62,9 @@ def main_install(args: argparse.Namespace) -> int:
             f"{args.target} would not find this one by name. For settings others share, put "
             "greenloop on PATH and run install again."
         )
-    if spec.note:
-        print(f"  {spec.note}")
+    for note in (spec.note, warning):
+        if note:
+            print(f"  {note}")
     return 0
 
 
@@ -100,7 +103,7 @@ def main_list(args: argparse.Namespace) -> int:
 
 def describe(spec: Target) -> str:
     if not spec.path.exists():
-        return "-"
+        return "no file"
     try:
         data = read_config(spec.path)
     except FatalError as exc:

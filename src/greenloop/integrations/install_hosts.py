@@ -11,6 +11,7 @@ them flat under a ``"version": 1`` file.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +205,29 @@ def _cursor(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
         hook={"command": _stop(s, "cursor"), "timeout": s.timeout_s, "loop_limit": s.max_iters},
     )
     return Target(host="cursor", path=path, grouped=False, entries=(stop,), events=("stop",))
+
+
+def codex_config(root: Path, environ: Mapping[str, str]) -> str:
+    """What Codex's ``config.toml`` files say about hooks: a warning when they are off. A file
+    that is not valid TOML is refused (Codex itself would not start), and nothing is written."""
+    import tomllib
+
+    home = environ.get("CODEX_HOME") or os.path.join(environ.get("HOME", ""), ".codex")
+    for path in (Path(home) / "config.toml", root / ".codex" / "config.toml"):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise FatalError(
+                f"cannot read {path}: {exc}; Codex would not start either: fix it, then re-run "
+                "(nothing was changed)"
+            ) from exc
+        features = data.get("features")
+        if isinstance(features, dict) and False in (
+            features.get("hooks"),
+            features.get("codex_hooks"),
+        ):
+            return f"{path} turns Codex's hooks off ([features] hooks = false): turn them on for this one to run."
+    return ""
 
 
 BUILDERS = {

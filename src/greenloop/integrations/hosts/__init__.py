@@ -1,7 +1,7 @@
 """The Stop hook's contract with each agent host: what it sends, what it must answer.
 
 One module per host (``claude``, ``codex``, ``gemini``, ``copilot``, ``cursor``), each with
-``parse(data, default_cwd) -> StopEvent`` and ``render(reply, event) -> Rendered``; this module
+``parse(data, default_cwd) -> StopEvent`` and ``render(reply, event) -> (stdout, stderr)``; this module
 holds what they share and names the host a payload came from. Only the one host module a hook call
 needs is imported: the hook runs on every agent turn (issue 16).
 """
@@ -47,12 +47,8 @@ class HookReply:
     """For the user, never the model."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Rendered:
-    """What the hook process writes: stdout (the host's reply), stderr; it always exits 0."""
-
-    stdout: str = ""
-    stderr: str = ""
+Rendered = tuple[str, str]
+"""What the hook process writes: (stdout: the host's reply, stderr); it always exits 0."""
 
 
 def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:

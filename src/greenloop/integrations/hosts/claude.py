@@ -15,7 +15,6 @@ from pathlib import Path
 
 from greenloop.integrations.hosts import (
     HookReply,
-    Rendered,
     StopEvent,
     clip,
     cwd_of,
@@ -23,8 +22,8 @@ from greenloop.integrations.hosts import (
     text,
 )
 
-# Stop's hookSpecificOutput takes additionalContext on 2.1.197 and 2.1.332; SubagentStop's only on
-# the later one, and an older Claude Code would refuse the whole reply: its digest goes in reason
+# Stop's hookSpecificOutput takes additionalContext in 2.1.197's schema and 2.1.332's; SubagentStop's
+# only in the later one (both binaries read): there the digest goes in reason, which every version reads
 CONTEXT_EVENTS = ("Stop",)
 IN_FLIGHT = ("running", "pending")
 BLOCK_REASON = (
@@ -67,22 +66,21 @@ def _in_flight(tasks: object) -> str:
     )
 
 
-def render(reply: HookReply, event: StopEvent) -> Rendered:
+def render(reply: HookReply, event: StopEvent) -> tuple[str, str]:
     if reply.block_reason and event.event in CONTEXT_EVENTS:
-        return Rendered(
-            stdout=json_line(
-                {
-                    "decision": "block",
-                    "reason": BLOCK_REASON,
-                    "hookSpecificOutput": {
-                        "hookEventName": event.event,
-                        "additionalContext": reply.block_reason,
-                    },
-                }
-            )
+        reply_json = json_line(
+            {
+                "decision": "block",
+                "reason": BLOCK_REASON,
+                "hookSpecificOutput": {
+                    "hookEventName": event.event,
+                    "additionalContext": reply.block_reason,
+                },
+            }
         )
+        return reply_json, ""
     if reply.block_reason:
-        return Rendered(stdout=json_line({"decision": "block", "reason": reply.block_reason}))
+        return json_line({"decision": "block", "reason": reply.block_reason}), ""
     if reply.system_message:
-        return Rendered(stdout=json_line({"systemMessage": clip(reply.system_message)}))
-    return Rendered()
+        return json_line({"systemMessage": clip(reply.system_message)}), ""
+    return "", ""

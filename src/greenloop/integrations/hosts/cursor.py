@@ -14,7 +14,6 @@ from pathlib import Path
 
 from greenloop.integrations.hosts import (
     HookReply,
-    Rendered,
     StopEvent,
     clip,
     cwd_of,
@@ -42,9 +41,9 @@ def parse(data: Mapping[str, Any], default_cwd: Path) -> StopEvent:
     )
 
 
-def render(reply: HookReply, event: StopEvent) -> Rendered:
+def render(reply: HookReply, event: StopEvent) -> tuple[str, str]:
     if reply.block_reason:
-        return Rendered(stdout=json_line({"followup_message": reply.block_reason}))
+        return json_line({"followup_message": reply.block_reason}), ""
     if reply.system_message:
-        return Rendered(stdout="{}\n", stderr=clip(reply.system_message) + "\n")
-    return Rendered()
+        return ("{}\n", clip(reply.system_message) + "\n")
+    return "", ""

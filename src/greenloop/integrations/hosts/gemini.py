@@ -13,7 +13,6 @@ from pathlib import Path
 
 from greenloop.integrations.hosts import (
     HookReply,
-    Rendered,
     StopEvent,
     clip,
     cwd_of,
@@ -36,9 +35,9 @@ def parse(data: Mapping[str, Any], default_cwd: Path) -> StopEvent:
     )
 
 
-def render(reply: HookReply, event: StopEvent) -> Rendered:
+def render(reply: HookReply, event: StopEvent) -> tuple[str, str]:
     if reply.block_reason:
-        return Rendered(stdout=json_line({"decision": "deny", "reason": reply.block_reason}))
+        return json_line({"decision": "deny", "reason": reply.block_reason}), ""
     if reply.system_message:
-        return Rendered(stdout=json_line({"systemMessage": clip(reply.system_message)}))
-    return Rendered()
+        return json_line({"systemMessage": clip(reply.system_message)}), ""
+    return "", ""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real agent CLIs the preset tests drive (tests/test_presets.py,
-# tests/test_claude_stop_hook_e2e.py) into one fixed prefix, outside the repo.
+# tests/test_claude_stop_hook_e2e.py, tests/test_stop_hook_e2e.py) into one fixed prefix, outside the repo.
 #
 #   $GREENLOOP_AGENT_CLIS            (default /tmp/greenloop-agent-clis)
 #     node_modules/.bin/{claude,codex,gemini,cline,copilot}  npm, pinned versions

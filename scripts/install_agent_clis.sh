@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install the real agent CLIs the preset tests drive (tests/test_presets.py,
-# tests/test_claude_stop_hook_e2e.py) into one fixed prefix, outside the repo.
+# tests/test_claude_stop_hook_e2e.py, tests/test_stop_hook_e2e.py) into one fixed prefix, outside the repo.
 #
 #   $GREENLOOP_AGENT_CLIS            (default /tmp/greenloop-agent-clis)
-#     node_modules/.bin/{claude,codex,gemini,cline}  npm, pinned versions
+#     node_modules/.bin/{claude,codex,gemini,cline,copilot}  npm, pinned versions
 #     aider-venv/bin/aider                           PyPI aider-chat, pinned, own venv
 #
 # Idempotent: a CLI already installed at the pinned version is left alone, so a
@@ -13,10 +13,11 @@
 set -euo pipefail
 
 PREFIX="${GREENLOOP_AGENT_CLIS:-/tmp/greenloop-agent-clis}"
-CLAUDE_VERSION=2.1.197
+CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
 GEMINI_VERSION=0.61.0
 CLINE_VERSION=3.0.65
+COPILOT_VERSION=1.0.102
 AIDER_VERSION=0.86.2
 
 log() { printf 'install_agent_clis: %s\n' "$*" >&2; }
@@ -34,13 +35,15 @@ install_npm() {
   [ "$(npm_version @google/gemini-cli)" = "$GEMINI_VERSION" ] ||
     wanted+=("@google/gemini-cli@$GEMINI_VERSION")
   [ "$(npm_version cline)" = "$CLINE_VERSION" ] || wanted+=("cline@$CLINE_VERSION")
+  [ "$(npm_version @github/copilot)" = "$COPILOT_VERSION" ] ||
+    wanted+=("@github/copilot@$COPILOT_VERSION")
   if [ ${#wanted[@]} -eq 0 ]; then
     log "npm CLIs already at the pinned versions"
     return
   fi
   log "npm install ${wanted[*]}"
   mkdir -p "$PREFIX"
-  # --save-exact keeps the prefix's package.json pinned, so the four stay consistent.
+  # --save-exact keeps the prefix's package.json pinned, so the five stay consistent.
   npm install --prefix "$PREFIX" --save-exact --no-audit --no-fund --loglevel=error "${wanted[@]}"
 }
 
@@ -80,10 +83,11 @@ wait "$npm_pid" || status=$?
 wait "$aider_pid" || status=$?
 [ "$status" -eq 0 ] || { log "install failed (exit $status)"; exit "$status"; }
 # Versions from the installed metadata (running `gemini --version` alone takes ~5 s).
-for exe in claude codex gemini cline; do
+for exe in claude codex gemini cline copilot; do
   [ -x "$PREFIX/node_modules/.bin/$exe" ] || { log "missing $PREFIX/node_modules/.bin/$exe"; exit 1; }
 done
 [ -x "$PREFIX/aider-venv/bin/aider" ] || { log "missing $PREFIX/aider-venv/bin/aider"; exit 1; }
 log "claude $(npm_version @anthropic-ai/claude-code), codex $(npm_version @openai/codex)," \
-  "gemini $(npm_version @google/gemini-cli), cline $(npm_version cline), aider $(aider_version)"
+  "gemini $(npm_version @google/gemini-cli), cline $(npm_version cline)," \
+  "copilot $(npm_version @github/copilot), aider $(aider_version)"
 log "ready: PATH=$PREFIX/node_modules/.bin:$PREFIX/aider-venv/bin"

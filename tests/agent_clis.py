@@ -21,6 +21,7 @@ BIN_DIRS = {
     "codex": NODE_BIN,
     "gemini": NODE_BIN,
     "cline": NODE_BIN,
+    "copilot": NODE_BIN,
     "aider": AIDER_BIN,
 }
 
@@ -35,6 +36,8 @@ _FOREIGN = (
     "AIDER_",
     "LITELLM_",
     "CLINE_",
+    "COPILOT_",
+    "GH_",
 )
 
 

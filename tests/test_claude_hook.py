@@ -69,6 +69,13 @@ def reply(out: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return data
 
 
+def digest_of(data: dict[str, Any]) -> str:
+    """The digest of a blocking Stop reply: Claude Code's additionalContext, beside a short reason."""
+    assert data["decision"] == "block"
+    assert data["hookSpecificOutput"]["hookEventName"] == "Stop"
+    return str(data["hookSpecificOutput"]["additionalContext"])
+
+
 def test_green_suite_allows_the_stop_silently(make_repo: Callable[..., Path]) -> None:
     root = project(make_repo)
     out = hook(stop_event(root))
@@ -79,9 +86,8 @@ def test_green_suite_allows_the_stop_silently(make_repo: Callable[..., Path]) ->
 def test_failing_suite_blocks_the_stop_with_the_digest(make_repo: Callable[..., Path]) -> None:
     root = project(make_repo, CALC_BUG)
     data = reply(hook(stop_event(root)))
-    assert data["decision"] == "block"
-    assert "test_calc.py::test_add" in data["reason"]
-    assert "The verifier failed" in data["reason"]
+    assert "test_calc.py::test_add" in digest_of(data)
+    assert "The verifier failed" in digest_of(data)
     assert "systemMessage" not in data
     state = json.loads((root / ".git" / "greenloop" / "hooks" / "sess-1.json").read_text())
     assert state["blocks"] == 1
@@ -195,10 +201,10 @@ def test_stop_is_blocked_in_a_failing_flat_layout_repo_with_the_detected_python_
     root = flat_layout_repo(make_repo)
     (root / "flatpkg" / "__init__.py").write_text(CALC_BUG)
     data = reply(hook(stop_event(root)))
-    assert data["decision"] == "block"
-    assert "`.venv/bin/python -m pytest`" in data["reason"], data["reason"]
-    assert "tests/test_flat.py::test_add" in data["reason"]
-    assert "ModuleNotFoundError" not in data["reason"]
+    digest = digest_of(data)
+    assert "`.venv/bin/python -m pytest`" in digest, digest
+    assert "tests/test_flat.py::test_add" in digest
+    assert "ModuleNotFoundError" not in digest
 
 
 def test_a_hook_ended_by_sigterm_stops_its_running_verifier(

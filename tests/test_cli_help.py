@@ -58,7 +58,18 @@ def test_cli_help_of_an_unknown_command_is_still_argparse_error(tmp_path: Path) 
     assert not list((tmp_path / "greenloop" / "help").glob("*.txt"))
 
 
-@pytest.mark.parametrize("argv", [["hook", "claude-stop"], ["hook", "claude-stop", "--no-cache"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hook", "claude-stop"],
+        ["hook", "claude-stop", "--no-cache"],
+        ["hook", "stop"],
+        ["hook", "stop", "--no-cache"],
+        ["hook", "stop", "--host", "codex"],
+        ["hook", "stop", "--host=gemini", "--no-cache"],
+        ["hook", "stop", "--host", "no-such-host"],  # the hook says so and allows the stop
+    ],
+)
 def test_cli_stop_hook_line_is_read_as_the_parser_reads_it(argv: list[str]) -> None:
     fast = _stop_hook_args(argv)
     parsed = build_parser().parse_args(argv)
@@ -96,3 +107,6 @@ def _target(handler: object) -> tuple[object, ...]:
 def test_cli_stop_hook_fast_path_leaves_other_lines_to_the_parser() -> None:
     assert _stop_hook_args(["hook", "claude-stop", "-v"]) is None
     assert _stop_hook_args(["-C", "x", "hook", "claude-stop"]) is None
+    assert _stop_hook_args(["hook", "stop", "--no-cache", "--host", "codex"]) is None
+    assert _stop_hook_args(["hook", "claude-stop", "--host", "codex"]) is None
+    assert _stop_hook_args(["hook", "stop", "--host"]) is None

@@ -1,4 +1,4 @@
-"""``greenloop install claude`` / ``uninstall claude`` through the CLI, on real settings files."""
+"""``greenloop install HOST`` / ``uninstall HOST`` through the CLI, on real settings files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 PY = sys.executable
-OURS = {"type": "command", "command": "greenloop hook claude-stop", "timeout": 600}
+OURS = {"type": "command", "command": "greenloop hook stop", "timeout": 600}
+LEGACY = {"type": "command", "command": "greenloop hook claude-stop", "timeout": 600}
+TOOL = {"type": "command", "command": "greenloop hook post-tool", "timeout": 60}
 THEIRS = {"type": "command", "command": "./scripts/notify.sh"}
 
 
@@ -28,7 +32,7 @@ def greenloop(
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "HOME": str(home), "PATH": path},
+        env={**os.environ, "HOME": str(home), "PATH": path, "XDG_STATE_HOME": str(home / "state")},
     )
 
 
@@ -48,7 +52,13 @@ def test_install_adds_one_stop_hook_to_the_repo_settings(
     out = greenloop(root, "install", "claude", home=tmp_path)
     assert out.returncode == 0, out.stderr
     path = root / ".claude" / "settings.json"
-    assert settings(path) == {"hooks": {"Stop": [{"hooks": [OURS]}]}}
+    assert settings(path) == {
+        "hooks": {
+            "Stop": [{"hooks": [OURS]}],
+            "PostToolUse": [{"matcher": "Bash", "hooks": [TOOL]}],
+            "PostToolUseFailure": [{"matcher": "Bash", "hooks": [TOOL]}],
+        }
+    }
     assert path.read_text().startswith('{\n  "hooks"')  # pretty JSON
 
 
@@ -85,12 +95,15 @@ def test_install_keeps_the_users_settings_and_other_hooks(
     after = settings(root / ".claude" / "settings.json")
     assert after["model"] == "opus"
     assert after["permissions"] == before["permissions"]
-    assert after["hooks"]["PostToolUse"] == before["hooks"]["PostToolUse"]
+    assert after["hooks"]["PostToolUse"] == [
+        *before["hooks"]["PostToolUse"],
+        {"matcher": "Bash", "hooks": [TOOL]},
+    ]
     assert after["hooks"]["Stop"] == [{"hooks": [THEIRS]}, {"hooks": [OURS]}]
 
 
 def test_uninstall_removes_only_our_entry(make_repo: Callable[..., Path], tmp_path: Path) -> None:
-    before = {"model": "opus", "hooks": {"Stop": [{"hooks": [THEIRS, OURS]}]}}
+    before = {"model": "opus", "hooks": {"Stop": [{"hooks": [THEIRS, LEGACY]}]}}
     root = make_repo({".claude/settings.json": json.dumps(before)})
     out = greenloop(root, "uninstall", "claude", home=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -120,7 +133,7 @@ def test_global_install_writes_to_the_home_settings(
     assert our_entries(settings(home / ".claude" / "settings.json"))
     assert not (root / ".claude").exists()
     greenloop(root, "uninstall", "claude", "--global", home=home)
-    assert settings(home / ".claude" / "settings.json") == {}
+    assert not (home / ".claude").exists()  # install made it: uninstall takes it away
 
 
 def test_install_refuses_a_settings_file_that_is_not_json(
@@ -136,7 +149,7 @@ def test_install_refuses_a_settings_file_that_is_not_json(
 def test_uninstall_without_a_settings_file_changes_nothing(tmp_path: Path) -> None:
     out = greenloop(tmp_path, "uninstall", "claude", home=tmp_path)
     assert out.returncode == 0
-    assert "no greenloop Stop hook" in out.stdout
+    assert "no greenloop hooks" in out.stdout
     assert not (tmp_path / ".claude").exists()
 
 
@@ -152,7 +165,7 @@ def test_install_names_this_greenloop_by_its_path_when_claude_code_would_not_fin
     command = settings(root / ".claude" / "settings.json")["hooks"]["Stop"][0]["hooks"][0][
         "command"
     ]
-    assert command == f"{PY} -m greenloop hook claude-stop"
+    assert command == f"{PY} -m greenloop hook stop"
     assert "put greenloop on PATH" in out.stdout
     event = json.dumps({"session_id": "s", "stop_hook_active": False, "cwd": str(root)})
     hook = subprocess.run(
@@ -169,3 +182,257 @@ def test_install_names_this_greenloop_by_its_path_when_claude_code_would_not_fin
     again = greenloop(root, "install", "claude", home=tmp_path)  # now with greenloop on PATH
     assert "updated" in again.stdout
     assert our_entries(settings(root / ".claude" / "settings.json")) == [OURS]
+
+
+# ---------------------------------------------------------------- every host
+
+PROJECT_FILES = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "gemini": ".gemini/settings.json",
+    "copilot": ".github/hooks/greenloop.json",
+    "cursor": ".cursor/hooks.json",
+}
+GLOBAL_FILES = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "gemini": ".gemini/settings.json",
+    "copilot": ".copilot/hooks/greenloop.json",
+    "cursor": ".cursor/hooks.json",
+}
+STOP_COMMANDS = {
+    "claude": "greenloop hook stop",
+    "codex": "greenloop hook stop --host codex",
+    "gemini": "greenloop hook stop --host gemini",
+    "copilot": "greenloop hook stop --host copilot",
+    "cursor": "greenloop hook stop --host cursor",
+}
+# what each host's users already have there, written the way people write it (not our layout)
+THEIR_FILES = {
+    "claude": '{"model": "opus",\n "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}\n',
+    "codex": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}',
+    "gemini": '{\n    "general": {"vimMode": true},\n    "hooks": {}\n}\n',
+    "copilot": "",  # greenloop's own file: nobody else's content can be there
+    "cursor": '{"version": 1, "hooks": {"afterFileEdit": [{"command": "./fmt.sh"}]}}\n',
+}
+
+
+def stop_handlers(host: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+    event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}.get(host)
+    if event:
+        return [h for g in data["hooks"][event] for h in g["hooks"]]
+    handlers: list[dict[str, Any]] = data["hooks"]["agentStop" if host == "copilot" else "stop"]
+    return handlers
+
+
+@pytest.mark.parametrize("host", sorted(PROJECT_FILES))
+def test_install_writes_each_hosts_stop_hook_where_its_docs_say(
+    host: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", host, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = settings(root / PROJECT_FILES[host])
+    [ours] = stop_handlers(host, data)
+    assert ours.get("command", ours.get("bash")) == STOP_COMMANDS[host]
+    again = greenloop(root, "install", host, home=tmp_path)
+    assert "already" in again.stdout
+    assert settings(root / PROJECT_FILES[host]) == data
+
+
+@pytest.mark.parametrize("host", sorted(PROJECT_FILES))
+def test_uninstall_gives_back_each_hosts_file_byte_for_byte(
+    host: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    files = {PROJECT_FILES[host]: THEIR_FILES[host]} if THEIR_FILES[host] else {"README.md": "x\n"}
+    root = make_repo(files)
+    path = root / PROJECT_FILES[host]
+    before = path.read_bytes() if path.exists() else None
+    assert greenloop(root, "install", host, home=tmp_path).returncode == 0
+    assert path.read_bytes() != before
+    out = greenloop(root, "uninstall", host, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    if before is None:
+        assert not path.exists()
+        assert not path.parent.exists()  # the folders install made went with it
+    else:
+        assert path.read_bytes() == before
+    assert "as it was before install" in out.stdout
+
+
+def test_uninstall_keeps_edits_made_since_install(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({".claude/settings.json": '{"model": "opus"}'})
+    greenloop(root, "install", "claude", home=tmp_path)
+    path = root / ".claude" / "settings.json"
+    edited = settings(path) | {"theme": "dark"}
+    path.write_text(json.dumps(edited))
+    greenloop(root, "uninstall", "claude", home=tmp_path)
+    assert settings(path) == {"model": "opus", "theme": "dark"}
+
+
+@pytest.mark.parametrize("host", sorted(GLOBAL_FILES))
+def test_global_install_writes_each_hosts_user_configuration(
+    host: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    home = tmp_path / "home"
+    out = greenloop(root, "install", host, "--global", home=home)
+    assert out.returncode == 0, out.stderr
+    assert stop_handlers(host, settings(home / GLOBAL_FILES[host]))
+    assert not (root / PROJECT_FILES[host]).exists()
+    assert greenloop(root, "uninstall", host, "--global", home=home).returncode == 0
+    assert not (home / GLOBAL_FILES[host]).exists()
+
+
+def test_install_raises_copilots_30_second_default_to_the_verifiers_timeout(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    config = "[tool.greenloop]\ntimeout = 900\n"
+    root = make_repo({"pyproject.toml": config})
+    greenloop(root, "install", "copilot", home=tmp_path)
+    data = settings(root / PROJECT_FILES["copilot"])
+    assert data["version"] == 1
+    assert stop_handlers("copilot", data) == [
+        {"type": "command", "bash": STOP_COMMANDS["copilot"], "timeoutSec": 900}
+    ]
+
+
+def test_install_gives_gemini_its_timeout_in_milliseconds_and_the_shell_output_hook(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    greenloop(root, "install", "gemini", home=tmp_path)
+    data = settings(root / PROJECT_FILES["gemini"])
+    assert stop_handlers("gemini", data)[0]["timeout"] == 600_000
+    assert data["hooks"]["AfterTool"] == [
+        {
+            "matcher": "run_shell_command",
+            "hooks": [
+                {
+                    "name": "greenloop-tool-output",
+                    "type": "command",
+                    "command": "greenloop hook post-tool --host gemini",
+                    "timeout": 60_000,
+                }
+            ],
+        }
+    ]
+
+
+def test_install_without_tool_output_writes_the_stop_hook_only(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    greenloop(root, "install", "claude", "--no-tool-output", home=tmp_path)
+    assert settings(root / PROJECT_FILES["claude"]) == {"hooks": {"Stop": [{"hooks": [OURS]}]}}
+
+
+def test_install_caps_cursors_follow_ups_at_max_iters(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"pyproject.toml": "[tool.greenloop]\nmax_iters = 3\n"})
+    greenloop(root, "install", "cursor", home=tmp_path)
+    [ours] = stop_handlers("cursor", settings(root / PROJECT_FILES["cursor"]))
+    assert ours["loop_limit"] == 3
+
+
+def test_install_updates_an_old_claude_stop_entry_in_place(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    before = {"hooks": {"Stop": [{"hooks": [LEGACY]}]}}
+    root = make_repo({".claude/settings.json": json.dumps(before)})
+    out = greenloop(root, "install", "claude", "--no-tool-output", home=tmp_path)
+    assert "updated" in out.stdout
+    assert settings(root / ".claude" / "settings.json") == {"hooks": {"Stop": [{"hooks": [OURS]}]}}
+
+
+@pytest.mark.parametrize(
+    ("host", "content"),
+    [("gemini", "{\n  // comments are not JSON\n}\n"), ("cursor", "[1, 2]"), ("codex", "{")],
+)
+def test_install_refuses_a_malformed_file_and_changes_nothing(
+    host: str, content: str, make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({PROJECT_FILES[host]: content})
+    out = greenloop(root, "install", host, home=tmp_path)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "nothing was changed" in out.stderr
+    assert (root / PROJECT_FILES[host]).read_text() == content
+    assert not (tmp_path / "state").exists()  # no backup of a file it did not touch
+
+
+def test_install_refuses_another_tools_copilot_hook_file(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    theirs = '{"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./x.sh"}]}}'
+    root = make_repo({PROJECT_FILES["copilot"]: theirs})
+    out = greenloop(root, "install", "copilot", home=tmp_path)
+    assert out.returncode == 2
+    assert "not greenloop's" in out.stderr
+    assert (root / PROJECT_FILES["copilot"]).read_text() == theirs
+
+
+def test_install_refuses_a_settings_file_that_is_a_link_to_a_dotfiles_repo(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    dotfiles = tmp_path / "dotfiles" / "settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}')
+    root = make_repo({"README.md": "x\n"})
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").symlink_to(dotfiles)
+    out = greenloop(root, "install", "claude", home=tmp_path)
+    assert out.returncode == 2
+    assert "symbolic link" in out.stderr
+    assert (root / ".claude" / "settings.json").is_symlink()
+    assert dotfiles.read_text() == '{"model": "opus"}'
+
+
+def test_install_of_an_unknown_host_says_which_exist(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "vscode", home=tmp_path)
+    assert out.returncode == 2
+    assert "unknown host 'vscode'" in out.stderr
+    assert "claude, codex, gemini, copilot, cursor" in out.stderr
+
+
+def test_install_list_shows_what_is_installed_where(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({".cursor/hooks.json": "{ broken"})
+    greenloop(root, "install", "gemini", home=tmp_path)
+    greenloop(root, "install", "codex", "--global", home=tmp_path)
+    out = greenloop(root, "install", "--list", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = {" ".join(line.split()[:2]): line for line in out.stdout.splitlines()}
+    assert "installed: AfterAgent, AfterTool" in lines["gemini project"]
+    assert "installed: Stop" in lines["codex global"]
+    assert "unreadable" in lines["cursor project"]
+    assert "no file" in lines["claude project"]
+
+
+def test_install_for_codex_refuses_a_config_toml_that_is_not_toml(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({".codex/config.toml": "model = \n"})
+    out = greenloop(root, "install", "codex", home=tmp_path)
+    assert out.returncode == 2
+    assert "config.toml" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (root / ".codex" / "hooks.json").exists()
+
+
+def test_install_for_codex_warns_when_its_hooks_are_turned_off(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text("[features]\nhooks = false\n")
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "codex", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "turns Codex's hooks off" in out.stdout

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cli_process import git, greenloop
 from greenloop import verify_cache
-from test_claude_hook import CALC_BUG, hook, project, reply, stop_event
+from test_claude_hook import CALC_BUG, digest_of, hook, project, reply, stop_event
 
 
 @contextmanager
@@ -67,8 +67,7 @@ def test_hook_blocks_a_failing_stop_and_keeps_its_count_when_the_git_dir_cannot_
     with unwritable(root / ".git"):
         first = reply(hook(stop_event(root), env=env))
         second = reply(hook(stop_event(root, active=True), env=env))
-    assert first["decision"] == "block"
-    assert "test_calc.py::test_add" in first["reason"]
+    assert "test_calc.py::test_add" in digest_of(first)
     # the block was counted in the user's cache: the bound still holds
     assert "decision" not in second
     assert "max_iters = 1" in second["systemMessage"]

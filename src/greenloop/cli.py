@@ -138,17 +138,26 @@ def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
 
 
 def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
-    """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    """``hook stop [--host NAME] [--no-cache]`` (or ``hook claude-stop [--no-cache]``) exactly, as
+    the parser would read it (a test holds that); ``hook post-tool`` has its own fast path; any
+    other line is left to the parser."""
     if argv[:2] == ["hook", "post-tool"]:
         return _post_tool_args(argv)
-    if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
+    if argv[:2] not in (["hook", "stop"], ["hook", "claude-stop"]):
+        return None
+    rest, host = argv[2:], None
+    if argv[1] == "stop" and rest[:1] == ["--host"] and len(rest) > 1:
+        rest, host = rest[2:], rest[1]
+    elif argv[1] == "stop" and rest[:1] and rest[0].startswith("--host="):
+        rest, host = rest[1:], rest[0].removeprefix("--host=")
+    if rest not in ([], ["--no-cache"]):
         return None
     from types import SimpleNamespace  # argparse's Namespace without importing argparse
 
     handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
-    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop", "host": None}
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": argv[1], "host": host}
     # not typing.cast: importing typing costs more than the rest of this path
-    args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])  # type: ignore[assignment]
+    args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not rest)  # type: ignore[assignment]
     return args
 
 
@@ -276,15 +285,20 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "hook",
         help="run as an agent's Stop hook (reads the event JSON on stdin)",
-        description="claude-stop: the Claude Code / Codex Stop hook. Green allows the stop; a "
-        "failure blocks it with the digest; environment failures and untrusted greens are told "
-        "to the user only. Bounded per session by max_iters and by a repeated failure. "
+        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI and "
+        "Cursor (the host is read from the event; claude-stop is the same hook). Green allows the "
+        "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
+        "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
         "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool): "
         "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
-    p.add_argument("event", choices=("claude-stop", "post-tool"), help="the hook to run")
+    p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")
+    p.add_argument(
+        "--host",
+        help="claude, codex, gemini, copilot or cursor (default: read from the event); a name "
+        "it does not know allows the stop and says so",
+    )
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.add_argument("--host", choices=("claude", "gemini"), help="post-tool: the payload's host")
     p.set_defaults(handler=_hook_handler)
 
 
@@ -294,17 +308,38 @@ def _hook_handler(args: argparse.Namespace) -> int:
     return _lazy("greenloop.integrations.claude_hook", "main_hook")(args)
 
 
+_HOST_NAMES = "claude, codex, gemini, copilot or cursor"
+
+
 def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("install", help="add greenloop's Stop hook to Claude Code's settings")
-    p.add_argument("target", choices=("claude",), help="the agent whose settings to change")
-    p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
+    p = sub.add_parser(
+        "install",
+        help="add greenloop's hooks to an agent host's configuration",
+        description="Write greenloop's Stop hook (and, where the host can rewrite shell output, "
+        "its tool-output hook) into the host's project configuration, or the user's with "
+        "--global: merged with what is there, a backup kept, idempotent.",
+    )
+    p.add_argument("target", nargs="?", metavar="HOST", help=_HOST_NAMES)
+    p.add_argument("--global", dest="global_", action="store_true", help="the user's configuration")
+    p.add_argument(
+        "--no-tool-output",
+        dest="tool_output",
+        action="store_false",
+        help="only the Stop hook, not the tool-output digest (Claude Code, Gemini CLI)",
+    )
+    p.add_argument("--list", action="store_true", help="show what is installed where")
     p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_install"))
 
 
 def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("uninstall", help="remove greenloop's Stop hook from Claude Code's settings")
-    p.add_argument("target", choices=("claude",), help="the agent whose settings to change")
-    p.add_argument("--global", dest="global_", action="store_true", help="~/.claude/settings.json")
+    p = sub.add_parser(
+        "uninstall",
+        help="remove greenloop's hooks from an agent host's configuration",
+        description="Remove greenloop's entries; a file unchanged since install gets its bytes "
+        "back from the backup.",
+    )
+    p.add_argument("target", metavar="HOST", help=_HOST_NAMES)
+    p.add_argument("--global", dest="global_", action="store_true", help="the user's configuration")
     p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_uninstall"))
 
 

@@ -1,9 +1,12 @@
-"""``greenloop hook claude-stop``: the Claude Code (and Codex) Stop hook, with its own bound.
+"""``greenloop hook stop``: every host's Stop hook, with greenloop's own per-session bound.
 
-Contract (Claude Code hooks reference, Codex ``stop.command.output`` schema): the event JSON comes
-on stdin; exit 0 with no output allows the stop; ``{"decision": "block", "reason": …}`` makes the
-agent go on with ``reason`` as its next instruction; ``systemMessage`` is shown to the user only.
-The hook never crashes open: whatever goes wrong allows the stop and says why.
+The host (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor) is read from the payload and the
+environment, or named by ``--host``; ``hook claude-stop`` is the same hook. Each host's input and
+reply schema live in ``integrations/hosts/<host>.py``; the decision is the same for all: green
+allows the stop, a code failure blocks it with the digest (at most ``max_iters`` times in a turn,
+within ``max_time`` seconds, never twice on the same failure), anything else allows it and tells
+the user why. The hook never crashes open: whatever goes wrong allows the stop and says why, and
+the process always exits 0 (exit 2 is a blocking error on Claude Code and Gemini CLI).
 """
 
 from __future__ import annotations
@@ -12,31 +15,26 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from greenloop import signals
 from greenloop.errors import FatalError
+from greenloop.integrations.hosts import HOSTS, HookReply, StopEvent, detect, from_environ
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
     import argparse
+    from types import ModuleType
+    from typing import Any
 
     from greenloop.digest import Digest
     from greenloop.verify import CheckResult
 
-MESSAGE_CHARS = 4000  # a systemMessage is for a human glancing at the terminal
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopEvent:
-    """The Stop event Claude Code sends the hook on stdin."""
-
-    session_id: str
-    cwd: Path
-    stop_hook_active: bool = False
-    """Claude Code's own flag; known to misreport, so it only ever helps reset, never bounds."""
+__all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
+PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,72 +47,88 @@ class HookState:
     """The digest signature of the last block."""
     ended: bool = False
     """The last stop was allowed: the turn ended, the next stop follows a new user prompt."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookReply:
-    """The hook's answer: a block reason for the agent, a message for the user, or nothing."""
-
-    block_reason: str = ""
-    """For the agent: its next instruction (only for real code failures)."""
-    system_message: str = ""
-    """For the user, never the model."""
-
-    def render(self) -> str:
-        if self.block_reason:
-            return json.dumps({"decision": "block", "reason": self.block_reason}) + "\n"
-        if self.system_message:
-            return json.dumps({"systemMessage": self.system_message[:MESSAGE_CHARS]}) + "\n"
-        return ""
+    since: float = 0.0
+    """When this turn's first block was (epoch seconds): the wall-clock bound counts from it."""
 
 
 def main_hook(args: argparse.Namespace) -> int:
-    reply = run_hook(sys.stdin.read(), default_cwd=Path(args.repo), use_cache=args.cache)
-    sys.stdout.write(reply.render())
-    return 0  # any other exit code would make Claude Code treat the hook itself as broken
+    event, reply = respond(
+        sys.stdin.read(),
+        host=getattr(args, "host", None),
+        default_cwd=Path(args.repo),
+        use_cache=args.cache,
+    )
+    stdout, stderr = host_module(event.host).render(reply, event)
+    sys.stdout.write(stdout)
+    sys.stderr.write(stderr)
+    return 0  # any other exit code would make the host treat the hook itself as broken, or block
 
 
 def run_hook(
     raw: str,
     *,
+    host: str | None = None,
     default_cwd: Path = Path("."),
     environ: Mapping[str, str] = os.environ,
     use_cache: bool = True,
 ) -> HookReply:
     """Never raises: a broken hook must allow the stop and say so, not wedge the agent."""
+    return respond(raw, host=host, default_cwd=default_cwd, environ=environ, use_cache=use_cache)[1]
+
+
+def respond(
+    raw: str,
+    *,
+    host: str | None = None,
+    default_cwd: Path = Path("."),
+    environ: Mapping[str, str] = os.environ,
+    use_cache: bool = True,
+) -> tuple[StopEvent, HookReply]:
+    """The event as read (for the host's reply schema) and the answer. Never raises."""
+    data, problem = read_payload(raw)
+    name = host if host in HOSTS else detect(data, environ) if data else from_environ(environ)
+    cwd = next((Path(environ[k]) for k in PROJECT_DIRS if environ.get(k)), default_cwd)
+    unread = StopEvent(host=name, event="", session_id="no-session", cwd=cwd)
+    if host is not None and host not in HOSTS:
+        known = ", ".join(HOSTS)
+        return unread, _allow(f"unknown --host {host!r} (known: {known}); the stop is allowed.")
     if environ.get("GREENLOOP_RUN_ID"):
-        # Claude Code is the agent of a `greenloop run`, which verifies when the agent returns:
+        # the host is the agent of a `greenloop run`, which verifies when the agent returns:
         # blocking here would nest a second fix loop (and a verifier run per stop) inside it
-        return HookReply()
+        return unread, HookReply()
+    if problem:
+        return unread, _allow(
+            f"could not read the Stop hook input ({problem}); the stop is allowed."
+        )
     try:
-        event = parse_event(raw, default_cwd=Path(environ.get("CLAUDE_PROJECT_DIR", default_cwd)))
-    except ValueError as exc:
-        return _allow(f"could not read the Stop hook input ({exc}); the stop is allowed.")
-    try:
-        return handle(event, environ, use_cache=use_cache)
+        event = host_module(name).parse(data, cwd)
+        if event.defer:
+            return event, _allow(f"{event.defer}.")
+        return event, handle(event, environ, use_cache=use_cache)
     except FatalError as exc:
-        return _allow(f"{exc}\n(the stop is allowed)")
+        return unread, _allow(f"{exc}\n(the stop is allowed)")
     except Exception as exc:
         import logging  # only here: the hook runs on every agent turn (issue 16)
 
         logging.getLogger(__name__).debug("hook failed", exc_info=True)
-        return _allow(f"internal error in the Stop hook: {exc!r}; the stop is allowed.")
+        return unread, _allow(f"internal error in the Stop hook: {exc!r}; the stop is allowed.")
 
 
-def parse_event(raw: str, *, default_cwd: Path) -> StopEvent:
+def host_module(name: str) -> ModuleType:
+    import importlib  # already loaded by Python's start-up: costs nothing
+
+    return importlib.import_module(f"greenloop.integrations.hosts.{name}")
+
+
+def read_payload(raw: str) -> tuple[dict[str, Any], str]:
+    """The payload as a JSON object, or ({}, what is wrong with it)."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw.removeprefix("\ufeff"))  # Cursor's payload may start with a BOM
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        return {}, f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     if not isinstance(data, dict):
-        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    session = data.get("session_id")
-    cwd = data.get("cwd")
-    return StopEvent(
-        session_id=session if isinstance(session, str) and session else "no-session",
-        cwd=Path(cwd) if isinstance(cwd, str) and cwd else default_cwd,
-        stop_hook_active=data.get("stop_hook_active") is True,
-    )
+        return {}, f"expected a JSON object, got {type(data).__name__}"
+    return data, ""
 
 
 def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = True) -> HookReply:
@@ -143,14 +157,22 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
         from greenloop.digest import build_digest
 
         digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
-        reply, state = decide(outcome, digest, state, max_iters=config.max_iters)
+        reply, state = decide(
+            outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
+        )
     if state != saved:  # a green turn after a green turn changes nothing on disk
         save_state(path, state)
     return reply
 
 
 def decide(
-    result: CheckResult, digest: Digest, state: HookState, *, max_iters: int
+    result: CheckResult,
+    digest: Digest,
+    state: HookState,
+    *,
+    max_iters: int,
+    max_time: float = 3600.0,
+    now: float | None = None,
 ) -> tuple[HookReply, HookState]:
     """Pure: the verdict and the session's state -> allow, tell the user, or block."""
     from greenloop.classify import Verdict
@@ -170,13 +192,20 @@ def decide(
             f"the suite still fails after {state.blocks} blocked stops in this turn (max_iters = "
             f"{max_iters}); the stop is allowed so the agent does not loop.\n{digest.text}"
         ), ended
+    now = time.time() if now is None else now
+    if state.blocks and now - state.since > max_time:
+        return _allow(
+            f"the suite still fails {now - state.since:.0f} s after this turn's first blocked stop "
+            f"(max_time = {max_time:g}); the stop is allowed so the agent does not loop.\n"
+            f"{digest.text}"
+        ), ended
     if digest.signature and digest.signature == state.signature:
         return _allow(
             "the same failure came back unchanged after the agent's last attempt; the stop is "
             f"allowed: a different approach (or a human) is needed.\n{digest.text}"
         ), ended
     return HookReply(block_reason=digest.text), HookState(
-        blocks=state.blocks + 1, signature=digest.signature
+        blocks=state.blocks + 1, signature=digest.signature, since=state.since or now
     )
 
 
@@ -247,7 +276,10 @@ def load_state(path: Path) -> HookState:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return HookState(
-            blocks=int(data["blocks"]), signature=str(data["signature"]), ended=bool(data["ended"])
+            blocks=int(data["blocks"]),
+            signature=str(data["signature"]),
+            ended=bool(data["ended"]),
+            since=float(data.get("since", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return HookState()  # none yet, or unreadable: start counting afresh

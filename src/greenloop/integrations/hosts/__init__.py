@@ -1,0 +1,90 @@
+"""The Stop hook's contract with each agent host: what it sends, what it must answer.
+
+One module per host (``claude``, ``codex``, ``gemini``, ``copilot``, ``cursor``), each with
+``parse(data, default_cwd) -> StopEvent`` and ``render(reply, event) -> (stdout, stderr)``; this module
+holds what they share and names the host a payload came from. Only the one host module a hook call
+needs is imported: the hook runs on every agent turn (issue 16).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
+MESSAGE_CHARS = 4000  # a user message is for a human glancing at the terminal
+
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
+if TYPE_CHECKING:
+    from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopEvent:
+    """A host's "the agent is about to stop" event, in the terms the hook decides on."""
+
+    host: str
+    event: str
+    """The host's own name for it: Stop, SubagentStop, TaskCompleted, AfterAgent, agentStop, stop."""
+    session_id: str
+    """What the per-session bound is kept under (a subagent or task has its own)."""
+    cwd: Path
+    stop_hook_active: bool = False
+    """The host says this stop follows a blocked one; only ever keeps a count, never bounds."""
+    defer: str = ""
+    """Why the tree is not verified at this stop (background work still running, an aborted turn)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookReply:
+    """The hook's answer, host-neutral: a block reason for the agent, a message for the user."""
+
+    block_reason: str = ""
+    """For the agent: its next instruction (only for real code failures)."""
+    system_message: str = ""
+    """For the user, never the model."""
+
+
+Rendered = tuple[str, str]
+"""What the hook process writes: (stdout: the host's reply, stderr); it always exits 0."""
+
+
+def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """The host a Stop payload came from, by its event name and the keys only that host sends."""
+    name = data.get("hook_event_name")
+    if name == "AfterAgent":
+        return "gemini"
+    if "conversation_id" in data or "workspace_roots" in data or name == "stop":
+        return "cursor"
+    if "sessionId" in data or name in ("agentStop", "subagentStop"):
+        return "copilot"
+    if "turn_id" in data:
+        return "codex"
+    return from_environ(environ)
+
+
+def from_environ(environ: Mapping[str, str]) -> str:
+    """The host, when the payload cannot say (unreadable): the variables each sets for its hooks."""
+    if environ.get("GEMINI_SESSION_ID") or environ.get("GEMINI_PROJECT_DIR"):
+        return "gemini"
+    if environ.get("CURSOR_PROJECT_DIR") or environ.get("CURSOR_VERSION"):
+        return "cursor"
+    return "claude"
+
+
+def text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def cwd_of(value: object, default: Path) -> Path:
+    return Path(value) if isinstance(value, str) and value else default
+
+
+def json_line(payload: Mapping[str, Any]) -> str:
+    return json.dumps(payload) + "\n"
+
+
+def clip(message: str) -> str:
+    return message[:MESSAGE_CHARS]

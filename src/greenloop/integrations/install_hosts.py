@@ -1,0 +1,245 @@
+"""Where each host reads its hook configuration, and the entries greenloop writes there.
+
+From each host's documentation: Claude Code ``.claude/settings.json`` (``~/.claude``, or
+``$CLAUDE_CONFIG_DIR``), Codex CLI ``.codex/hooks.json`` (``$CODEX_HOME``, default ``~/.codex``),
+Gemini CLI ``.gemini/settings.json`` (``~/.gemini``), Copilot CLI ``.github/hooks/<name>.json``
+(``$COPILOT_HOME/hooks``, default ``~/.copilot/hooks``), Cursor ``.cursor/hooks.json``
+(``~/.cursor``). Claude, Codex and Gemini nest handlers in matcher groups; Copilot and Cursor list
+them flat under a ``"version": 1`` file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from greenloop.errors import FatalError
+
+if TYPE_CHECKING:
+    from greenloop.config import Config
+
+DEFAULT_TIMEOUT_S = 600
+TOOL_OUTPUT_TIMEOUT_S = 60
+POST_TOOL = "hook post-tool"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One handler of ours under one event of a host's configuration."""
+
+    event: str
+    hook: Mapping[str, Any]
+    matcher: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """One host's configuration file and what greenloop puts in it."""
+
+    host: str
+    path: Path
+    grouped: bool
+    """Handlers inside ``{"matcher": …, "hooks": [...]}`` groups (else a flat list per event)."""
+    entries: tuple[Entry, ...]
+    events: tuple[str, ...]
+    """Every event greenloop may have written (uninstall looks under all of them)."""
+    command_key: str = "command"
+    own_file: bool = False
+    """The file is greenloop's alone (Copilot reads every ``*.json`` of its hooks folder)."""
+    note: str = ""
+    """What the user must still do for the host to run the hook."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """What the entries depend on: the command line, the verifier's timeout, the bound."""
+
+    base: str
+    """``greenloop``, or this installation by its path (``/venv/bin/python -m greenloop``)."""
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    max_iters: int = 5
+    tool_output: bool = True
+
+
+def timeout_of(config: Config) -> int:
+    """The verifier's timeout: every configured stage's, or one stage's when they are detected."""
+    stages = [s.timeout or config.timeout for s in config.stages]
+    return max(DEFAULT_TIMEOUT_S, math.ceil(sum(stages) if stages else config.timeout))
+
+
+def target(
+    host: str, root: Path, *, global_: bool, settings: Settings, environ: Mapping[str, str]
+) -> Target:
+    build = BUILDERS.get(host)
+    if build is None:
+        raise FatalError(f"unknown host {host!r}: one of {', '.join(BUILDERS)}")
+    return build(root, global_, settings, environ)
+
+
+def _home(environ: Mapping[str, str], what: str) -> Path:
+    home = environ.get("HOME")
+    if not home:
+        raise FatalError(f"HOME is not set: cannot find {what}")
+    return Path(home)
+
+
+def _stop(settings: Settings, host: str) -> str:
+    return f"{settings.base} hook stop" + (f" --host {host}" if host != "claude" else "")
+
+
+def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    # no --host: Cursor and Copilot read Claude's settings too, and the hook tells them apart
+    if global_:
+        folder = environ.get("CLAUDE_CONFIG_DIR") or str(_home(environ, "~/.claude") / ".claude")
+        path = Path(folder) / "settings.json"
+    else:
+        path = root / ".claude" / "settings.json"
+    stop = Entry(
+        event="Stop",
+        hook={"type": "command", "command": _stop(s, "claude"), "timeout": s.timeout_s},
+    )
+    tool = Entry(
+        event="PostToolUse",
+        matcher="Bash",
+        hook={
+            "type": "command",
+            "command": f"{s.base} {POST_TOOL}",
+            "timeout": TOOL_OUTPUT_TIMEOUT_S,
+        },
+    )
+    # a Bash call that exits non-zero reaches PostToolUseFailure instead (additionalContext only)
+    failed = Entry(event="PostToolUseFailure", matcher="Bash", hook=tool.hook)
+    entries = (stop, tool, failed) if s.tool_output else (stop,)
+    return Target(
+        host="claude",
+        path=path,
+        grouped=True,
+        entries=entries,
+        events=("Stop", "PostToolUse", "PostToolUseFailure"),
+    )
+
+
+def _codex(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("CODEX_HOME") or str(_home(environ, "~/.codex") / ".codex")
+        path = Path(folder) / "hooks.json"
+    else:
+        path = root / ".codex" / "hooks.json"
+    stop = Entry(
+        event="Stop", hook={"type": "command", "command": _stop(s, "codex"), "timeout": s.timeout_s}
+    )
+    note = (
+        "Codex runs a new or changed hook only once it is trusted (review it with /hooks in "
+        "codex; automation that vets its hooks passes --dangerously-bypass-hook-trust), and a "
+        "project's hooks only in a trusted project."
+    )
+    return Target(
+        host="codex", path=path, grouped=True, entries=(stop,), events=("Stop",), note=note
+    )
+
+
+def _gemini(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    base = _home(environ, "~/.gemini") if global_ else root
+    path = base / ".gemini" / "settings.json"
+    stop = Entry(
+        event="AfterAgent",
+        hook={
+            "name": "greenloop",
+            "type": "command",
+            "command": _stop(s, "gemini"),
+            "timeout": s.timeout_s * 1000,  # milliseconds (its default: 60 000)
+        },
+    )
+    tool = Entry(
+        event="AfterTool",
+        matcher="run_shell_command",
+        hook={
+            "name": "greenloop-tool-output",
+            "type": "command",
+            "command": f"{s.base} {POST_TOOL} --host gemini",
+            "timeout": TOOL_OUTPUT_TIMEOUT_S * 1000,
+        },
+    )
+    entries = (stop, tool) if s.tool_output else (stop,)
+    note = (
+        ""
+        if global_
+        else "Gemini CLI reads a project's settings, and so its hooks, only in a trusted folder "
+        "(trust it when asked; headless: GEMINI_CLI_TRUST_WORKSPACE=true, as --skip-trust "
+        "trusts it too late for that)."
+    )
+    return Target(
+        host="gemini",
+        path=path,
+        grouped=True,
+        entries=entries,
+        events=("AfterAgent", "AfterTool"),
+        note=note,
+    )
+
+
+def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("COPILOT_HOME") or str(_home(environ, "~/.copilot") / ".copilot")
+        path = Path(folder) / "hooks" / "greenloop.json"
+    else:
+        path = root / ".github" / "hooks" / "greenloop.json"
+    stop = Entry(
+        event="agentStop",
+        hook={"type": "command", "bash": _stop(s, "copilot"), "timeoutSec": s.timeout_s},
+    )
+    return Target(
+        host="copilot",
+        path=path,
+        grouped=False,
+        entries=(stop,),
+        events=("agentStop",),
+        command_key="bash",
+        own_file=True,
+    )
+
+
+def _cursor(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    base = _home(environ, "~/.cursor") if global_ else root
+    path = base / ".cursor" / "hooks.json"
+    stop = Entry(
+        event="stop",
+        hook={"command": _stop(s, "cursor"), "timeout": s.timeout_s, "loop_limit": s.max_iters},
+    )
+    return Target(host="cursor", path=path, grouped=False, entries=(stop,), events=("stop",))
+
+
+def codex_config(root: Path, environ: Mapping[str, str]) -> str:
+    """What Codex's ``config.toml`` files say about hooks: a warning when they are off. A file
+    that is not valid TOML is refused (Codex itself would not start), and nothing is written."""
+    import tomllib
+
+    home = environ.get("CODEX_HOME") or os.path.join(environ.get("HOME", ""), ".codex")
+    for path in (Path(home) / "config.toml", root / ".codex" / "config.toml"):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise FatalError(
+                f"cannot read {path}: {exc}; Codex would not start either: fix it, then re-run "
+                "(nothing was changed)"
+            ) from exc
+        features = data.get("features")
+        if isinstance(features, dict) and False in (
+            features.get("hooks"),
+            features.get("codex_hooks"),
+        ):
+            return f"{path} turns Codex's hooks off ([features] hooks = false): turn them on for this one to run."
+    return ""
+
+
+BUILDERS = {
+    "claude": _claude,
+    "codex": _codex,
+    "gemini": _gemini,
+    "copilot": _copilot,
+    "cursor": _cursor,
+}

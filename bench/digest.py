@@ -18,6 +18,8 @@ Then the conformance corpus (tests/resources/real/) per runner, and the real-Pyt
 pytest-receptor: bench/digest_real.py.
 
 Run: /tmp/glvenv/bin/python bench/digest.py [--misses bench/digest/misses.md]
+     /tmp/glvenv/bin/python bench/digest.py --project mccabe --project pyflakes  (the conformance
+     corpus's cases of those projects alone: wrong verdicts, facts kept, median tokens)
 """
 
 from __future__ import annotations
@@ -329,8 +331,20 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=int, default=BUDGET, help="token budget for every strategy"
     )
+    parser.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        help="only the conformance corpus's cases of this project (repeatable): new projects "
+        "alone, measured before they change the code",
+    )
     args = parser.parse_args()
     set_budget(args.budget)
+    if args.project:
+        import digest_real
+
+        digest_real.report(frozenset(args.project))
+        return
     cases = load_cases()
     per_tool, misses = evaluate(cases)
     strategies = list(per_tool["ALL"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
 from greenloop.parsers.model import (
+    INTERNAL_ERROR,
     Counts,
     Failure,
     Frame,
@@ -103,6 +104,7 @@ _NAMES_ITS_SITE = frozenset({"NameError", "AttributeError", "ImportError", "Unbo
 _STARTUP_TRACEBACK = "Traceback (most recent call last):"
 _CONFTEST_ERROR = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.$", re.M)
 _SESSION_BANNER = "test session starts"
+_INTERNAL = "INTERNALERROR> "
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
 _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
 _PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
@@ -339,7 +341,7 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
         if i not in used and len(failures) < MAX_FAILURES:
             failures.append(_entry_failure(entry))
     crashes, killed = _crashes(text, root)
-    failures = _order(failures, entries) + crashes
+    failures = _order(failures, entries) + crashes + _internal_error(text, root)
     if not failures and not counts.summary_seen:
         failures = _startup_crash(text, root)
     failures += _usage_errors(text, counts)
@@ -627,6 +629,43 @@ def _startup_crash(text: str, root: str) -> list[Failure]:
             detail=(what,),
         )
     ]
+
+
+def _internal_error(text: str, root: str) -> list[Failure]:
+    """pytest's INTERNALERROR (exit 3): an exception escaped its session, every line prefixed
+    ``INTERNALERROR> ``. The place is the deepest frame outside the standard library: a project
+    module raising SystemExit at import (mccabe's ``__main__`` guard flipped: argparse exits 2),
+    the project's own plugin or conftest hook; or pytest's, a plugin's, a library's frame, which
+    classify leaves an environment failure."""
+    if _INTERNAL not in text:
+        return []
+    lines = [ln[len(_INTERNAL) :] for ln in text.splitlines() if ln.startswith(_INTERNAL)]
+    tb = parse_traceback(lines, root)
+    if not tb.error_type:
+        return []
+    mine = [f for f in tb.frames if not _standard_library(f.file)]
+    where = mine[-1] if mine else (tb.frames[-1] if tb.frames else None)
+    frames = tb.frames[: tb.frames.index(where) + 1] if where else ()
+    return [
+        Failure(
+            kind=Kind.CRASH,
+            id="pytest",
+            file=where.file if where else "",
+            line=where.line if where else None,
+            code=INTERNAL_ERROR,
+            error_type=tb.error_type,
+            message=tb.message,
+            frames=frames,
+            detail=tb.detail,
+        )
+    ]
+
+
+def _standard_library(file: str) -> bool:
+    """``<frozen importlib._bootstrap>``, ``/usr/lib/python3.11/argparse.py``: not a package."""
+    if file.startswith("<"):
+        return True
+    return file.startswith("/") and "/lib/python" in file and not in_dependencies(file)
 
 
 def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:

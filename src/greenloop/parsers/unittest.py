@@ -23,6 +23,10 @@ _TITLE = re.compile(r"^(?P<name>\S+) \((?P<where>[^)]+)\)")
 _RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s$", re.MULTILINE)
 _RESULT = re.compile(r"^(?P<status>OK|FAILED)(?: \((?P<parts>[^)\n]*)\))?[ \t]*$", re.MULTILINE)
 _PART = re.compile(r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)")
+# verbosity 1: one mark per result (``.`` passed, ``s`` skipped, ``F``, ``E``, ``x``, ``u``); -v:
+# ``test_x (pkg.mod.Class.test_x) ... ok``
+_PROGRESS = re.compile(r"^[.sFExu]+$", re.MULTILINE)
+_OK_LINE = re.compile(r"^\S+ \([^)\n]+\)(?: \[[^\n]*\])? \.\.\. ok$", re.MULTILINE)
 
 
 def parse(inp: ParserInput) -> ParseResult:
@@ -42,6 +46,8 @@ def _passed(counts: Counts, failures: list[Failure]) -> Counts:
     """Each failing subtest is one FAIL/ERROR block and one count, but "Ran N" counts the test once."""
     if not counts.summary_seen or len(failures) != counts.failed + counts.errors + counts.xpassed:
         return counts  # a block is missing: the distinct ids would undercount
+    if _subtests_skipped(counts):
+        return counts  # passed: the progress's own marks (parse_counts)
     tests = len({f.id for f in failures})
     others = tests + counts.skipped + counts.xfailed
     return replace(counts, passed=max((counts.collected or 0) - others, 0))
@@ -89,9 +95,12 @@ def parse_counts(text: str) -> Counts:
     failed, errors = values.get("failures", 0), values.get("errors", 0)
     skipped, xfailed = values.get("skipped", 0), values.get("expected failures", 0)
     xpassed = values.get("unexpected successes", 0)
+    passed = total - failed - errors - skipped - xfailed - xpassed
+    if passed < 0:  # skipped subtests (pathspec's backends): each one counted, its test ran
+        passed = _passed_marks(text[: ran[-1].start()])
     return Counts(
         collected=total,
-        passed=max(total - failed - errors - skipped - xfailed - xpassed, 0),
+        passed=max(passed, 0),
         failed=failed,
         errors=errors,
         skipped=skipped,
@@ -99,3 +108,18 @@ def parse_counts(text: str) -> Counts:
         xpassed=xpassed,
         summary_seen=True,
     )
+
+
+def _subtests_skipped(counts: Counts) -> bool:
+    """More skips and failures than tests ran: some are subtests' (``self.skipTest`` inside
+    ``subTest``, counted one each in ``skipped=``), whose tests ran and passed."""
+    others = counts.failed + counts.errors + counts.skipped + counts.xfailed + counts.xpassed
+    return others > (counts.collected or 0)
+
+
+def _passed_marks(text: str) -> int:
+    """The tests that passed, as unittest's progress marks them: one ``.`` each (verbosity 1), or
+    one ``... ok`` line each (``-v``); a skipped subtest prints its own ``s`` or ``skipped``."""
+    verbose = len(_OK_LINE.findall(text))
+    dots = sum(m.group(0).count(".") for m in _PROGRESS.finditer(text))
+    return verbose or dots

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
-from greenloop.parsers.pytraceback import parse_traceback
+from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.pytraceback import parse_traceback, relative
 
 MAX_FAILURES = 500
 
@@ -18,6 +18,12 @@ _BLOCK = re.compile(
     re.M,
 )
 _END = re.compile(r"^(?:={50,}|-{50,})$", re.MULTILINE)
+# a DocTestCase's block goes on past its traceback: doctest's own report, one per failed example,
+# each after a rule, up to the next block or unittest's closing rule and "Ran N tests"
+_DOCTEST_END = re.compile(r"^(?:={50,}$|-{50,}\nRan \d+ tests?)", re.MULTILINE)
+_DOCTEST_RAISED = re.compile(r"^(?P<type>\w+): (?P<msg>Failed doctest test for [^\n]+)$", re.M)
+_EXAMPLE_AT = re.compile(r'^File "(?P<file>[^"\n]+)", line (?P<line>\d+), in (?P<name>\S+)$', re.M)
+MAX_EXAMPLE_LINES = 8
 # "test_x (pkg.module.Class.test_x)" (3.11+) or "test_x (pkg.module.Class)" (older)
 _TITLE = re.compile(r"^(?P<name>\S+) \((?P<where>[^)]+)\)")
 _RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s$", re.MULTILINE)
@@ -35,9 +41,11 @@ def parse(inp: ParserInput) -> ParseResult:
     for m in _BLOCK.finditer(text):
         if len(failures) >= MAX_FAILURES:
             break
-        end = _END.search(text, m.end())
+        doctest = "\nDoctest: " in m.group(0)
+        end = (_DOCTEST_END if doctest else _END).search(text, m.end())
         body = text[m.end() : end.start() if end else len(text)]
-        failures.append(_failure(m["cat"], m["title"], body, inp.root))
+        made = _doctest_failure if doctest else _failure
+        failures.append(made(m["cat"], m["title"], body, inp.root))
     counts = parse_counts(text)
     return ParseResult(tool="unittest", failures=tuple(failures), counts=_passed(counts, failures))
 
@@ -75,6 +83,33 @@ def _failure(category: str, title: str, body: str, root: str) -> Failure:
         message=tb.message,
         frames=tb.frames,
         detail=_loader_line(body) + tb.detail,
+    )
+
+
+def _doctest_failure(category: str, title: str, body: str, root: str) -> Failure:
+    """unittest's DocTestCase (``doctest.DocTestSuite``, jsonpatch's tests.py): its traceback
+    ends ``AssertionError: Failed doctest test for jsonpatch.make_patch`` and the docstring's
+    ``File …`` line, then doctest's report of each failed example. The failure is at the first
+    failed example, with its source and what it printed or raised."""
+    raised = _DOCTEST_RAISED.search(body)
+    example = _EXAMPLE_AT.search(body, raised.end()) if raised else None
+    if raised is None or example is None:
+        return _failure(category, title, body, root)
+    tb = parse_traceback(body[: raised.end()].split("\n"), root)
+    report = body[example.end() :].split("\n-", 1)[0].strip("\n").split("\n")
+    said = [line.strip() for line in report if line.strip()]
+    shown = [*said[:2], *(said[-1:] if len(said) > MAX_EXAMPLE_LINES else said[2:])]
+    file = relative(example["file"], root)
+    at = Frame(file=file, line=int(example["line"]), function=example["name"])
+    return Failure(
+        kind=Kind.TEST,
+        id=test_id(title),
+        file=file,
+        line=at.line,
+        error_type=raised["type"],
+        message=raised["msg"],
+        frames=(*tb.frames, at),
+        detail=tuple(shown[:MAX_EXAMPLE_LINES]),
     )
 
 

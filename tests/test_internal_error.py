@@ -91,3 +91,25 @@ def test_a_project_module_raising_systemexit_at_import_under_pytest_is_the_codes
     (tmp_path / "proj" / "pkg" / "__init__.py").write_text("raise SystemExit('no config')\n")
     (tmp_path / "proj" / "test_it.py").write_text("import pkg\n\ndef test_it():\n    pass\n")
     assert _pytest(tmp_path, {"PYTEST_ADDOPTS": ""}) is Verdict.FAILED
+
+
+def test_an_internalerror_a_passing_test_prints_leaves_the_run_green(tmp_path: Path) -> None:
+    # a plugin's suite checks what its inner sessions print; with -s that reaches the output
+    shown = [ln for ln in _case("pytest/mccabe-1")["stdout"].splitlines() if "INTERNALERROR>" in ln]
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "test_it.py").write_text(
+        f"TEXT = {chr(10).join(shown)!r}\n\ndef test_it():\n    print(TEXT)\n"
+    )
+    argv = [sys.executable, "-m", "pytest", "-s", "-p", "no:cacheprovider"]
+    root = tmp_path / "proj"
+    run = run_command(argv, cwd=root, timeout_s=120, env={**os.environ, "PYTEST_ADDOPTS": ""})
+    assert run.exit_code == 0, run.merged
+    assert "INTERNALERROR> SystemExit: 2" in run.merged
+    parsed = parse_output(
+        ParserInput(
+            argv=run.argv, exit_code=0, stdout=run.stdout, stderr=run.stderr,
+            merged=run.merged, root=str(root),
+        )
+    )  # fmt: skip
+    judged = classify(run, parsed, command=" ".join(argv), root=str(root))
+    assert judged.verdict is Verdict.GREEN, judged

@@ -105,6 +105,7 @@ _STARTUP_TRACEBACK = "Traceback (most recent call last):"
 _CONFTEST_ERROR = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.$", re.M)
 _SESSION_BANNER = "test session starts"
 _INTERNAL = "INTERNALERROR> "
+PYTEST_INTERNAL = 3  # pytest's exit code for an INTERNALERROR
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
 _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
 _PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
@@ -140,6 +141,8 @@ def parse(inp: ParserInput) -> ParseResult:
         result = pytest_artifacts.combine(plugin, result)
     result = _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
     result = _with_thread_timeout(result, text, inp.root)
+    if inp.exit_code == PYTEST_INTERNAL:  # pytester's output in a passing test may show one too
+        result = _with_internal_error(result, text, inp.root)
     return _with_coverage_gate(result, text) if inp.exit_code else result
 
 
@@ -341,7 +344,7 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
         if i not in used and len(failures) < MAX_FAILURES:
             failures.append(_entry_failure(entry))
     crashes, killed = _crashes(text, root)
-    failures = _order(failures, entries) + crashes + _internal_error(text, root)
+    failures = _order(failures, entries) + crashes
     if not failures and not counts.summary_seen:
         failures = _startup_crash(text, root)
     failures += _usage_errors(text, counts)
@@ -631,10 +634,21 @@ def _startup_crash(text: str, root: str) -> list[Failure]:
     ]
 
 
+def _with_internal_error(result: ParseResult, text: str, root: str) -> ParseResult:
+    """The INTERNALERROR after the tests that failed before it, ahead of what it caused (the
+    usage line optparse printed before exiting, warnings)."""
+    internal = _internal_error(text, root)
+    if not internal:
+        return result
+    tests = tuple(f for f in result.failures if f.kind is Kind.TEST)
+    others = tuple(f for f in result.failures if f.kind is not Kind.TEST)
+    return replace(result, failures=(*tests, *internal, *others))
+
+
 def _internal_error(text: str, root: str) -> list[Failure]:
     """pytest's INTERNALERROR (exit 3): an exception escaped its session, every line prefixed
     ``INTERNALERROR> ``. The place is the deepest frame outside the standard library: a project
-    module raising SystemExit at import (mccabe's ``__main__`` guard flipped: argparse exits 2),
+    module raising SystemExit at import (mccabe's ``__main__`` guard flipped: optparse exits 2),
     the project's own plugin or conftest hook; or pytest's, a plugin's, a library's frame, which
     classify leaves an environment failure."""
     if _INTERNAL not in text:

@@ -49,10 +49,7 @@ compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {
-    "pytest/pytest-mock-2": "pytester's inner short summary (`FAILED test_foo.py::test`) in a "
-    "failing test's captured output read as 3 phantom failing tests (#26)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

@@ -331,6 +331,9 @@ def _collected(text: str) -> int | None:
 
 def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
     sections = _sections(text)
+    outer = _outer_summary(text)
+    if outer is not None:
+        sections["short test summary info"] = outer
     entries = _entries(sections.get("short test summary info", ""), text)
     failures: list[Failure] = []
     used: set[int] = set()
@@ -340,6 +343,9 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
         for title, lines in blocks[section]:
             block = _block_failure(title, lines, category, entries, (used, untitled), root)
             failures.append(block)
+    if outer is not None and len(entries) < MAX_FAILURES:  # every failure has its summary line:
+        named = {e.id for e in entries}  # a block none names is an inner session's
+        failures = [f for f in failures if f.id in named or f.kind is not Kind.TEST]
     for i, entry in enumerate(entries):
         if i not in used and len(failures) < MAX_FAILURES:
             failures.append(_entry_failure(entry))
@@ -372,6 +378,25 @@ def _sections(text: str) -> dict[str, str]:
         end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
         sections[name] = text[body:end]
     return sections
+
+
+def _outer_summary(text: str) -> str | None:
+    """The run's own short summary when sessions its tests started printed theirs before it
+    (pytest-mock's suite: pytester's runs in a failure's captured stdout, each with a summary whose
+    ``FAILED`` lines are meant): the last one, unless the run is several sessions one after
+    another (tox running pytest three times), each with its own."""
+    needle = "= short test summary info ="
+    if text.count(needle) < 2 or len(_sessions(text, list(_SUMMARY.finditer(text)))) > 1:
+        return None
+    at = text.rfind(needle)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if _SECTION.fullmatch(text, start, end):
+            return text[end:]
+        at = text.rfind(needle, 0, at)
+    return None
 
 
 def _find_rule(text: str, name: str) -> tuple[int, int] | None:

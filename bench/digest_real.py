@@ -88,6 +88,7 @@ def table(rows: dict[str, dict[str, base.Score]], counts: dict[str, tuple[int, i
 def report(projects: frozenset[str] = frozenset()) -> None:
     cases = load_real(projects)
     if not cases:
+        print(f"\nConformance corpus: no case of {', '.join(sorted(projects))}")
         return
     texts = {c.name: texts_of(c) for c in cases if c.data["facts"]["verdict"] != "green"}
     wrong = {c.name for c in cases if verdict_of(c) != c.data["facts"]["verdict"]}

@@ -245,3 +245,31 @@ def test_plugin_names_each_failing_subtest_as_pytest_prints_it_and_selects_its_t
     again = run_pytest(root, environ=env)
     assert [f.id for f in again.errors] == ids
     assert (again.counts.collected, again.counts.failed) == (1, 2), again.counts
+
+
+NESTED = """\
+import subprocess, sys
+import pytest
+
+INNER = "def test_inner():\\n    assert 1 == 2, 'meant to fail'\\n"
+
+def test_inner_session_in_a_subprocess_fails_as_meant(tmp_path):
+    (tmp_path / "test_inner.py").write_text(INNER)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 1, done.stdout
+
+def test_inner_session_in_process_fails_as_meant(tmp_path):
+    (tmp_path / "test_inner2.py").write_text(INNER)
+    assert pytest.main(["-q", "-p", "no:cacheprovider", str(tmp_path)]) == 1
+"""
+
+
+def test_plugin_records_nothing_of_the_pytest_sessions_a_plugins_own_tests_start(
+    tmp_path: Path,
+) -> None:
+    # pytest-mock's suite: pytester's sessions inherit PYTEST_PLUGINS and the report dir; their
+    # failures (meant ones) were recorded as the run's, and a green run was UNTRUSTED
+    result = run_pytest(make_project(tmp_path, NESTED))
+    assert result.errors == (), result.errors
+    assert (result.counts.passed, result.counts.failed) == (2, 0)

@@ -6,16 +6,19 @@ greenloop's parsers. The verdict class comes from the runner's exit code and tha
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shlex
+import shutil
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from common import Facts, Mutation, Project, Run, Runner, cap, install, run, runner_env
+from common import Facts, Mutation, Project, Run, Runner, cap, install, run, run_env, runner_env
 
 MESSAGE_MAX = 120
 CRASH = re.compile(
@@ -23,6 +26,9 @@ CRASH = re.compile(
 )
 HYPOTHESIS_NOTES = ("Falsifying ", "Failing test case:", "You can reproduce", "Explanation:")
 UNITTEST_TRUTH = Path(__file__).resolve().parent / "unittest_truth.py"
+INTERNAL_PLUGIN = Path(__file__).resolve().parent / "glreal_internalerror.py"
+JUNIT = ("-o", "junit_family=xunit1", "-p", INTERNAL_PLUGIN.stem)
+ENV_DIRS = ("/site-packages/", "/dist-packages/", "/.tox/", "/.nox/", "/.venv/")
 
 
 def with_args(argv: tuple[str, ...] | str, *extra: str) -> tuple[str, ...] | str:
@@ -73,13 +79,24 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
     cwd = project.root / runner.cwd
     with tempfile.TemporaryDirectory(prefix="glreal-junit-") as tmp:
         xml = Path(tmp) / "report.xml"
-        argv = with_args(runner.argv, f"--junitxml={xml}", "-o", "junit_family=xunit1")
-        again = run(argv, cwd, runner_env(project), runner.timeout)
+        flags = (f"--junitxml={xml}", *JUNIT)
+        env = _truth_env(project, runner, tmp)
+        if runner.truth == "nox-pytest":  # nox hands its posargs to pytest, not its environment
+            argv = with_args(runner.argv, *flags)
+        else:  # the run's own argv: a module that parses sys.argv at import sees the same
+            argv, env = runner.argv, {**env, "PYTEST_ADDOPTS": shlex.join(flags)}
+        again = run(argv, cwd, env, runner.timeout)
         suite = _suite(xml)
+        internal = _internal_error(project, runner, Path(tmp))
     cmd = argv if isinstance(argv, str) else " ".join(argv)
     how = (
         f"second run with JUnit XML: {cmd.replace(str(xml), 'report.xml')} (exit {again.exit_code})"
     )
+    if "PYTEST_ADDOPTS" in env:
+        how += f" with PYTEST_ADDOPTS={shlex.join(flags).replace(str(xml), 'report.xml')}"
+    if internal is not None and done.exit_code == 3 and not done.timed_out:
+        counts = _session_counts(suite)
+        return replace(internal, counts=counts, ground_truth=f"{how}; {internal.ground_truth}")
     if done.timed_out or done.exit_code < 0 or suite is None:
         return (
             _conftest_error(project, runner, done, mutation, how)
@@ -93,6 +110,66 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
         kind, message = _failure_type(failing[0][1])
         facts |= dict(error_type=kind, message=message, frame=frame_of(project, runner, mutation))
     return Facts(verdict=_pytest_verdict(done.exit_code, counts), **facts)  # type: ignore[arg-type]
+
+
+def _session_counts(suite: ET.Element | None) -> dict[str, int] | None:
+    """The suite's counts without the ``pytest.internal`` error element junitxml adds for an
+    INTERNALERROR (no test: pytest's own line says "no tests ran")."""
+    if suite is None:
+        return None
+    counts = _counts(suite)
+    internal = [
+        c
+        for c in suite.iter("testcase")
+        if (c.get("classname"), c.get("name")) == ("pytest", "internal")
+    ]
+    return counts | {"failed": max(counts["failed"] - len(internal), 0)}
+
+
+def _truth_env(project: Project, runner: Runner, tmp: str) -> dict[str, str]:
+    """The run's own environment, plus the INTERNALERROR plugin (alone on PYTHONPATH)."""
+    shutil.copy(INTERNAL_PLUGIN, tmp)
+    extra = {"PYTHONPATH": tmp, "GLREAL_INTERNALERROR": str(Path(tmp) / "internalerror.json")}
+    return {**run_env(project, runner), **extra}
+
+
+def _internal_error(project: Project, runner: Runner, tmp: Path) -> Facts | None:
+    """pytest's INTERNALERROR, from the exception its ``pytest_internalerror`` hook got
+    (glreal_internalerror.py): the code's failure when the deepest frame outside the standard
+    library is the checkout's own file (a project module raising SystemExit at import, the
+    project's own plugin or conftest hook), the environment's when it is pytest's, a plugin's
+    or a library's. The frame is that deepest project frame: the one the traceback names."""
+    path = tmp / "internalerror.json"
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    frames = [f for f in record["frames"] if not f["stdlib"]]
+    deepest = frames[-1] if frames else None
+    real = _checkout_file(project, deepest["path"]) if deepest else None
+    how = "no report: pytest's INTERNALERROR (its pytest_internalerror hook's exception)"
+    if real is None or deepest is None:
+        return Facts(verdict="env_failure", ground_truth=f"{how}, raised outside the checkout")
+    rel = os.path.relpath(real, project.root / runner.cwd)
+    return Facts(
+        verdict="failed", error_type=record["type"], message=short(record["message"]) or None,
+        frame=f"{rel}:{deepest['line']}" if deepest else None,
+        ground_truth=f"{how}, raised by the checkout's {rel}",
+    )  # fmt: skip
+
+
+def _checkout_file(project: Project, path: str) -> Path | None:
+    """The checkout's file for a traceback path: inside it (not in a venv, tox or nox env), or
+    the project's own package as tox/nox installed it (``…/site-packages/pycodestyle.py``, a
+    file the checkout has at the same place under its root or src/)."""
+    root = os.path.realpath(project.root) + os.sep
+    real = os.path.realpath(path)
+    if real.startswith(root) and not any(d in real for d in ENV_DIRS):
+        return Path(real)
+    _, sep, inside = real.partition("-packages/")
+    for base in (project.root, project.root / "src") if sep else ():
+        if (base / inside).is_file():
+            return base / inside
+    return None
 
 
 def _conftest_error(
@@ -278,20 +355,29 @@ def tox_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | 
         again = run(argv, cwd, runner_env(project), runner.timeout)
         envs = json.loads(report.read_text(encoding="utf-8"))["testenvs"] if report.exists() else {}
     how = f"tox --result-json (exit {again.exit_code}); each pytest command it ran again with JUnit XML"
-    commands = [c for env in envs.values() if isinstance(env, dict) for c in env.get("test", [])]
+    commands = [
+        (_env_bin(env), c)
+        for env in envs.values()
+        if isinstance(env, dict)
+        for c in env.get("test", [])
+    ]
     if done.timed_out or done.exit_code < 0 or not commands:
         return Facts(verdict=_no_report_verdict(done), ground_truth=how)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     facts: dict[str, Any] = {}
     verdict = "green" if done.exit_code == 0 else "failed"
-    for command in commands:
-        if Path(command["command"][0]).name != "pytest":
+    for bindir, command in commands:
+        if not _runs_pytest(command["command"]):
             continue
-        one = _pytest_command(project, cwd, tuple(command["command"]), runner.timeout)
+        one = _pytest_command(project, runner, cwd, bindir, tuple(command["command"]))
         if one is None:
             continue
         counts = {k: counts[k] + one.counts[k] for k in counts} if one.counts else counts
-        if command["retcode"] != 0 and not facts:
+        if command["retcode"] == 3 and one.ground_truth and not facts:  # an INTERNALERROR
+            verdict = one.verdict
+            facts = dict(error_type=one.error_type, message=one.message, frame=one.frame)
+            how = f"{how}; {one.ground_truth}"
+        elif command["retcode"] != 0 and not facts:
             verdict = _pytest_verdict(command["retcode"], one.counts or counts)
             facts = dict(
                 failing_ids=one.failing_ids, error_type=one.error_type, message=one.message,
@@ -302,15 +388,37 @@ def tox_truth(project: Project, runner: Runner, done: Run, mutation: Mutation | 
     return Facts(verdict=verdict, counts=counts, ground_truth=how, **facts)
 
 
+def _env_bin(env: dict[str, Any]) -> str:
+    """The tox env's bin directory (its interpreter's), where its commands resolve."""
+    python = (env.get("python") or {}).get("executable") or ""
+    return str(Path(python).parent) if python else ""
+
+
+def _runs_pytest(argv: list[str]) -> bool:
+    """``pytest …``, ``python -m pytest …``, ``coverage run -m pytest …`` (pycodestyle's tox.ini)."""
+    if Path(argv[0]).name in ("pytest", "py.test"):
+        return True
+    return any(a == "-m" and b == "pytest" for a, b in itertools.pairwise(argv))
+
+
 def _pytest_command(
-    project: Project, cwd: Path, argv: tuple[str, ...], timeout: float
+    project: Project, runner: Runner, cwd: Path, bindir: str, argv: tuple[str, ...]
 ) -> Facts | None:
-    """One pytest command of a tox env, run again in that env with JUnit XML."""
-    env = runner_env(project, {"PATH": f"{Path(argv[0]).parent}:{os.environ.get('PATH', '')}"})
+    """One pytest command of a tox env, run again in that env with JUnit XML (an INTERNALERROR:
+    the Facts of _internal_error, with its ground_truth set)."""
+    where = bindir or str(Path(argv[0]).parent)
     with tempfile.TemporaryDirectory(prefix="glreal-junit-") as tmp:
         xml = Path(tmp) / "report.xml"
-        run((*argv, f"--junitxml={xml}", "-o", "junit_family=xunit1"), cwd, env, timeout)
+        env = _truth_env(project, runner, tmp)
+        env |= {
+            "PATH": f"{where}:{os.environ.get('PATH', '')}",
+            "PYTEST_ADDOPTS": shlex.join((f"--junitxml={xml}", *JUNIT)),
+        }
+        run(argv, cwd, env, runner.timeout)
         suite = _suite(xml)
+        internal = _internal_error(project, runner, Path(tmp))
+    if internal is not None:
+        return replace(internal, counts=_session_counts(suite))
     if suite is None:
         return None
     failing = _failing(suite, cwd, project.root)
@@ -389,10 +497,10 @@ def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutati
     # `make test` runs unittest inside its recipe: truth_argv says how
     argv = runner.truth_argv or runner.argv
     args = argv if isinstance(argv, tuple) else tuple(argv.split())
-    names = [a for a in args[args.index("unittest") + 1 :] if not a.startswith("-")]
-    if names[:1] == ["discover"]:  # `-m unittest discover [start]` (default pattern)
-        names = ["--discover", *names[1:2]]
-    again = run((python, str(UNITTEST_TRUTH), *names), cwd, runner_env(project), runner.timeout)
+    names = _unittest_names(args)
+    again = run(
+        (python, str(UNITTEST_TRUTH), *names), cwd, run_env(project, runner), runner.timeout
+    )
     how = f"unittest result API: python {UNITTEST_TRUTH.name} {' '.join(names)} (exit {again.exit_code})"
     if done.timed_out or done.exit_code < 0:
         return Facts(verdict=_no_report_verdict(done), ground_truth=how)
@@ -414,6 +522,29 @@ def unittest_truth(project: Project, runner: Runner, done: Run, mutation: Mutati
     if done.exit_code == 5 or report["ran"] == 0:  # unittest (3.12+): no tests ran
         verdict = "untrusted"
     return Facts(verdict=verdict, **facts)  # type: ignore[arg-type]
+
+
+def _unittest_names(args: tuple[str, ...]) -> list[str]:
+    """unittest_truth.py's arguments for ``python -m unittest [discover [-s S] [-p P] [-t T]] …``
+    or, with no ``unittest`` in the command, a script that runs its own suite (``python tests.py``,
+    jsonpatch's makefile): ``--script tests.py``."""
+    if "unittest" not in args:
+        script = next(a for a in args if a.endswith(".py"))
+        return ["--script", script]
+    rest = list(args[args.index("unittest") + 1 :])
+    if rest[:1] != ["discover"]:
+        return [a for a in rest if not a.startswith("-")]
+    where = {"start": ".", "pattern": "test*.py", "top": ""}
+    flags = {"-s": "start", "--start-directory": "start", "-p": "pattern", "--pattern": "pattern"}
+    flags |= {"-t": "top", "--top-level-directory": "top"}
+    positional = iter(("start", "pattern", "top"))
+    words = iter(rest[1:])
+    for word in words:
+        if word in flags:
+            where[flags[word]] = next(words)
+        elif not word.startswith("-"):
+            where[next(positional)] = word
+    return ["--discover", where["start"], where["pattern"], where["top"]]
 
 
 # ---- mypy, ruff ----

@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from greenloop.parsers.model import Kind, ParseResult, in_dependencies
+from greenloop.parsers.model import INTERNAL_ERROR, Failure, Kind, ParseResult, in_dependencies
 from greenloop.process import ProcessResult
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
@@ -165,6 +165,11 @@ def classify(
         return Classification(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)
         )
+    internal = raised_by_the_code(run, parsed)
+    if internal is not None:
+        where = f"{internal.file}:{internal.line}" if internal.line else internal.file
+        why = f"pytest internal error (exit 3) raised by this repository's {where}"
+        return Classification(verdict=Verdict.FAILED, reasons=(why,))
     return Classification(verdict=Verdict.FAILED, reasons=(f"exit {run.exit_code}",))
 
 
@@ -277,7 +282,8 @@ def _told_by_output(
         )
     # a conftest that imports the project exits 4 on the project's own SyntaxError: code, not env
     conftest = "ImportError while loading conftest" in run.merged
-    if _is_pytest(parsed) and run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE) and not conftest:
+    pytest_code = run.exit_code in (PYTEST_INTERNAL, PYTEST_USAGE) and _is_pytest(parsed)
+    if pytest_code and not conftest and raised_by_the_code(run, parsed) is None:
         # structlog without its test group: "Unknown config option: asyncio_…" (a plugin's
         # option) is the last line, the modules that were not installed are the cause
         what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
@@ -328,6 +334,17 @@ def _told_by_output(
                 missing_command=gone["cmd"] if gone else "",
             )
     return None
+
+
+def raised_by_the_code(run: ProcessResult, parsed: ParseResult) -> Failure | None:
+    """A pytest INTERNALERROR (exit 3) whose deepest frame outside the standard library is this
+    repository's own file (parsers/pytest.py reads it): a project module that raises SystemExit
+    at import, the project's own plugin or conftest hook. The code's failure, for the agent that
+    wrote it; pytest's, a plugin's or a library's frame stays the environment's."""
+    if run.exit_code != PYTEST_INTERNAL:
+        return None
+    crashes = (f for f in parsed.failures if f.code == INTERNAL_ERROR)
+    return next((f for f in crashes if _repository_file(f.file)), None)
 
 
 def _module_not_installed(text: str, repo_modules: Collection[str]) -> Classification | None:

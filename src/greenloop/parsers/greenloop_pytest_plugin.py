@@ -7,6 +7,9 @@ errors, and it does nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset. It ch
 two ways only: ``--lf`` and ``--sw`` are turned off (a partial run is no verification), and
 greenloop's failing-first run (issue 7) selects: ``GREENLOOP_PYTEST_SELECT`` (node ids and test
 files, one a line) deselects every other item and ``GREENLOOP_PYTEST_FAILFAST`` acts as ``-x``.
+A pytest session the tests start themselves (pytester in a plugin's suite, in process or as a
+subprocess, which inherits these variables) records and selects nothing: its failures are the
+test's fixtures, not the verification's.
 
 Each line is one event, flushed at once, so a run killed halfway still leaves what it did (the test it
 was in when it died: a ``start`` without a ``report`` for ``teardown``).
@@ -27,16 +30,19 @@ import pytest
 ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
 ENV_SELECT = "GREENLOOP_PYTEST_SELECT"
 ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
+ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
+"""``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
+(pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
 MAX_TEXT = 8000
 MAX_LINE = 1000
 MAX_FRAMES = 40
 
-_state: dict[str, Any] = {"file": None, "frames": {}, "skip_dirs": ()}
+_state: dict[str, Any] = {"file": None, "frames": {}, "skip_dirs": (), "nested": set()}
 
 
 def _emit(record: dict[str, Any]) -> None:
     handle = _state["file"]
-    if handle is None:
+    if handle is None or _state["nested"]:  # a session inside a test: its events are not ours
         return
     try:
         handle.write(json.dumps(record, default=str) + "\n")
@@ -64,14 +70,29 @@ def pytest_cmdline_main(config: Any) -> None:
                     setattr(config.option, option, False)
 
 
+def _nested(config: Any, directory: str) -> bool:
+    """A session started inside the recording one's tests (pytest-mock's suite runs pytester's
+    sessions, whose tests fail on purpose): the recording session's marker is set for this
+    report dir, and this is neither that session nor one of its xdist workers."""
+    pid, _, where = os.environ.get(ENV_OUTER, "").partition(":")
+    if where != directory:
+        return False
+    return not (_worker_id(config) and pid == str(os.getppid()))
+
+
 def pytest_configure(config: Any) -> None:
+    directory = os.environ.get(ENV_DIR)
+    with contextlib.suppress(Exception):
+        if directory and _nested(config, directory):
+            _state["nested"].add(id(config))
+            return
     with contextlib.suppress(Exception):
         if os.environ.get(ENV_FAILFAST):
             config.option.maxfail = 1
     try:
-        directory = os.environ.get(ENV_DIR)
         if not directory:
             return
+        os.environ[ENV_OUTER] = f"{os.getpid()}:{directory}"
         worker = _worker_id(config)
         name = f"pytest-{os.getpid()}-{worker or 'main'}.jsonl"
         os.makedirs(directory, exist_ok=True)
@@ -102,6 +123,9 @@ def _framework_dirs() -> tuple[str, ...]:
 
 
 def pytest_unconfigure(config: Any) -> None:
+    if id(config) in _state["nested"]:
+        _state["nested"].discard(id(config))
+        return
     try:
         handle = _state["file"]
         _state["file"] = None
@@ -114,7 +138,7 @@ def pytest_unconfigure(config: Any) -> None:
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
     try:
         wanted = {w for w in os.environ.get(ENV_SELECT, "").split("\n") if w}
-        if not wanted:
+        if not wanted or id(config) in _state["nested"]:
             return
         base = str(config.invocation_params.dir)
         keep = [item for item in items if _selected(item, wanted, base)]

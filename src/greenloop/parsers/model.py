@@ -120,6 +120,9 @@ class ParseResult:
 
 # where a package manager installs what the project depends on (never the project's own files)
 DEPENDENCY_DIRS = frozenset({"node_modules", "site-packages", "dist-packages"})
+INTERNAL_ERROR = "INTERNALERROR"
+"""The ``code`` of the crash a pytest INTERNALERROR is read as (parsers/pytest.py): classify
+reads whose file raised it."""
 
 
 def in_dependencies(path: str) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from greenloop.parsers import pytest_artifacts
 from greenloop.parsers.model import (
+    INTERNAL_ERROR,
     Counts,
     Failure,
     Frame,
@@ -103,6 +104,8 @@ _NAMES_ITS_SITE = frozenset({"NameError", "AttributeError", "ImportError", "Unbo
 _STARTUP_TRACEBACK = "Traceback (most recent call last):"
 _CONFTEST_ERROR = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.$", re.M)
 _SESSION_BANNER = "test session starts"
+_INTERNAL = "INTERNALERROR> "
+PYTEST_INTERNAL = 3  # pytest's exit code for an INTERNALERROR
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>[^\n]+)$", re.MULTILINE)
 _DUMP_FRAME = re.compile(r'^ +File "(?P<file>[^"\n]+)", line (?P<line>\d+) in (?P<func>\S+)$', re.M)
 _PROGRESS = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]*[ \t]*$", re.MULTILINE)
@@ -138,6 +141,8 @@ def parse(inp: ParserInput) -> ParseResult:
         result = pytest_artifacts.combine(plugin, result)
     result = _with_explained_lines(_with_raised_elsewhere(result), text[:HEAD], inp.root)
     result = _with_thread_timeout(result, text, inp.root)
+    if inp.exit_code == PYTEST_INTERNAL:  # pytester's output in a passing test may show one too
+        result = _with_internal_error(result, text, inp.root)
     return _with_coverage_gate(result, text) if inp.exit_code else result
 
 
@@ -326,6 +331,9 @@ def _collected(text: str) -> int | None:
 
 def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
     sections = _sections(text)
+    outer = _outer_summary(text)
+    if outer is not None:
+        sections["short test summary info"] = outer
     entries = _entries(sections.get("short test summary info", ""), text)
     failures: list[Failure] = []
     used: set[int] = set()
@@ -335,6 +343,9 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
         for title, lines in blocks[section]:
             block = _block_failure(title, lines, category, entries, (used, untitled), root)
             failures.append(block)
+    if outer is not None and len(entries) < MAX_FAILURES:  # every failure has its summary line:
+        named = {e.id for e in entries}  # a block none names is an inner session's
+        failures = [f for f in failures if f.id in named or f.kind is not Kind.TEST]
     for i, entry in enumerate(entries):
         if i not in used and len(failures) < MAX_FAILURES:
             failures.append(_entry_failure(entry))
@@ -367,6 +378,25 @@ def _sections(text: str) -> dict[str, str]:
         end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
         sections[name] = text[body:end]
     return sections
+
+
+def _outer_summary(text: str) -> str | None:
+    """The run's own short summary when sessions its tests started printed theirs before it
+    (pytest-mock's suite: pytester's runs in a failure's captured stdout, each with a summary whose
+    ``FAILED`` lines are meant): the last one, unless the run is several sessions one after
+    another (tox running pytest three times), each with its own."""
+    needle = "= short test summary info ="
+    if text.count(needle) < 2 or len(_sessions(text, list(_SUMMARY.finditer(text)))) > 1:
+        return None
+    at = text.rfind(needle)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if _SECTION.fullmatch(text, start, end):
+            return text[end:]
+        at = text.rfind(needle, 0, at)
+    return None
 
 
 def _find_rule(text: str, name: str) -> tuple[int, int] | None:
@@ -627,6 +657,54 @@ def _startup_crash(text: str, root: str) -> list[Failure]:
             detail=(what,),
         )
     ]
+
+
+def _with_internal_error(result: ParseResult, text: str, root: str) -> ParseResult:
+    """The INTERNALERROR after the tests that failed before it, ahead of what it caused (the
+    usage line optparse printed before exiting, warnings)."""
+    internal = _internal_error(text, root)
+    if not internal:
+        return result
+    tests = tuple(f for f in result.failures if f.kind is Kind.TEST)
+    others = tuple(f for f in result.failures if f.kind is not Kind.TEST)
+    return replace(result, failures=(*tests, *internal, *others))
+
+
+def _internal_error(text: str, root: str) -> list[Failure]:
+    """pytest's INTERNALERROR (exit 3): an exception escaped its session, every line prefixed
+    ``INTERNALERROR> ``. The place is the deepest frame outside the standard library: a project
+    module raising SystemExit at import (mccabe's ``__main__`` guard flipped: optparse exits 2),
+    the project's own plugin or conftest hook; or pytest's, a plugin's, a library's frame, which
+    classify leaves an environment failure."""
+    if _INTERNAL not in text:
+        return []
+    lines = [ln[len(_INTERNAL) :] for ln in text.splitlines() if ln.startswith(_INTERNAL)]
+    tb = parse_traceback(lines, root)
+    if not tb.error_type:
+        return []
+    mine = [f for f in tb.frames if not _standard_library(f.file)]
+    where = mine[-1] if mine else (tb.frames[-1] if tb.frames else None)
+    frames = tb.frames[: tb.frames.index(where) + 1] if where else ()
+    return [
+        Failure(
+            kind=Kind.CRASH,
+            id="pytest",
+            file=where.file if where else "",
+            line=where.line if where else None,
+            code=INTERNAL_ERROR,
+            error_type=tb.error_type,
+            message=tb.message,
+            frames=frames,
+            detail=tb.detail,
+        )
+    ]
+
+
+def _standard_library(file: str) -> bool:
+    """``<frozen importlib._bootstrap>``, ``/usr/lib/python3.11/argparse.py``: not a package."""
+    if file.startswith("<"):
+        return True
+    return file.startswith("/") and "/lib/python" in file and not in_dependencies(file)
 
 
 def _crashed_test(frames: tuple[Frame, ...], text: str) -> str:

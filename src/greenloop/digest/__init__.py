@@ -18,6 +18,7 @@ from pathlib import Path
 from greenloop.anchor import parse_diff
 from greenloop.classify import Verdict
 from greenloop.digest.budget import CHARS_PER_TOKEN, DEFAULT_BUDGET, estimate_tokens, fit_budget
+from greenloop.digest.frames import repo_location
 from greenloop.digest.layout import History, last_lines, primary, sections
 from greenloop.parsers.model import Failure
 from greenloop.redact import redact
@@ -58,6 +59,9 @@ class Digest:
     for_agent: bool
     """False for environment failures: those are for the human, never the model."""
     parse_complete: bool = True
+    locations: tuple[tuple[str, int | None, int | None] | None, ...] = ()
+    """Each failure of the failing stage (in its order) placed in the repository as the text
+    places it: the deepest project frame; what JSON and GitHub annotations name (issue 26)."""
 
 
 def build_digest(
@@ -83,6 +87,7 @@ def build_digest(
         tokens=estimate_tokens(text),
         for_agent=result.verdict is not Verdict.ENV_FAILURE,
         parse_complete=not (run and run.verdict is Verdict.FAILED and not failures),
+        locations=tuple(repo_location(f, Path(root)) for f in run.parsed.failures) if run else (),
     )
 
 

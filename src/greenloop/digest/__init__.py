@@ -117,9 +117,6 @@ def raw_instead(
     if len(run.result.merged) > RAW_CHARS:  # far above any budget: no need to strip it to know
         return None
     raw = rstrip_lines(run.result.merged).strip("\n")
-    inside = str(root).rstrip("/") + "/"
-    if inside not in {"/", "./"}:  # the repository's own paths as the digest says them
-        raw = raw.replace(inside, "")
     said = [p for p in parts if not p.note]
     if (
         not raw

@@ -21,6 +21,7 @@ _LABELLED = re.compile(
 )
 _UVU = re.compile(r"^\s*(?:\+\+|--)(.*?)\s+\((Expected|Actual)\)\s*$")  # ++true (Expected)
 _WORDS = re.compile(r"(?:[A-Za-z_]\w*[:,]?\s+)+")
+_OPENING = {"[", "{", "(", "[{"}
 _BLOCK = {"", "|", "|-", ">", ">-"}  # the value is on the next, indented line (doctest, TAP YAML)
 # a test file: tests/, test/, spec/, __tests__/, test_x.py, x_test.go, x.test.js, x.spec.ts, conftest
 _TEST_FILE = re.compile(
@@ -45,7 +46,7 @@ def compared(f: Failure) -> tuple[str, ...]:
         if value in _BLOCK:
             following = lines[i + 1] if i + 1 < len(lines) else ""
             value = following.strip() if following[:1].isspace() else ""
-        if value:
+        if value and value not in _OPENING:  # `expected: [` says nothing until its next lines
             out[m[1].lower()] = f"{m[1]}: {compact(value, VALUE_CHARS)}"
     return tuple(out.values())[:3]
 

@@ -140,3 +140,15 @@ def test_a_failing_doctest_says_its_expected_and_got_once() -> None:
         "FIRST FAILING TEST: boltons/strutils.py::boltons.strutils.cardinalize\n  DocTestFailure\n"
         in text
     )
+
+
+def test_a_small_untrusted_run_keeps_its_explanation_within_the_bound() -> None:
+    # pytest exit 5: the header's reason is the point, the output is shown whole under it
+    result, root = load_case("pytest", "no_tests")
+    digest = build_digest(result, root=root)
+    raw = result.runs[0].result.merged
+    assert digest.tokens <= estimate_tokens(raw.strip()) + SLACK_TOKENS, digest.text
+    first = digest.text.splitlines()[0]
+    assert "can't be trusted" in first, digest.text
+    assert "no tests were collected (pytest exit 5)" in first
+    assert "collected 0 items" in digest.text

@@ -111,8 +111,9 @@ def raw_instead(
 ) -> list[Section] | None:
     """A failure's whole output under a one-line verdict, when its digest would cost more than
     the output and a line (a one-error tsc, mypy or ruff): never more to read than the tool said.
-    The loop's notes stay; timeouts, kills and the rest keep their explanations."""
-    if run.verdict is not Verdict.FAILED:
+    The loop's notes stay, and the verdict line its explanation (a timeout's, an untrusted exit's);
+    an environment failure is for the human, with its advice, never the agent."""
+    if run.verdict in (Verdict.ENV_FAILURE, Verdict.GREEN):
         return None
     if len(run.result.merged) > RAW_CHARS:  # far above any budget: no need to strip it to know
         return None

@@ -102,8 +102,9 @@ def build_digest(
 
 
 SLACK_TOKENS = 40
-RAW_CHARS = 100_000
 """A digest may cost this much more than the raw output it stands for (a verdict line), no more."""
+RAW_CHARS = 100_000
+"""An output longer than this is far above any budget: never stripped to be compared."""
 
 
 def raw_instead(
@@ -115,7 +116,7 @@ def raw_instead(
     an environment failure is for the human, with its advice, never the agent."""
     if run.verdict in (Verdict.ENV_FAILURE, Verdict.GREEN):
         return None
-    if len(run.result.merged) > RAW_CHARS:  # far above any budget: no need to strip it to know
+    if len(run.result.merged) > RAW_CHARS:
         return None
     raw = rstrip_lines(run.result.merged).strip("\n")
     said = [p for p in parts if not p.note]

@@ -151,7 +151,7 @@ def header(
     verdict = run.verdict
     if verdict is Verdict.TIMEOUT:
         return (
-            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
+            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s{f' ({where})' if said else ''}{subset} and was killed: "
             f"likely an infinite loop or a hang in the code under test.{_running(run)}"
         )
     if verdict is Verdict.KILLED:

@@ -27,7 +27,8 @@ from greenloop.process import strip_ansi
 
 REAL = REPO / "tests" / "resources" / "real"
 PEER = "pytest-receptor"
-PYTHON_RUNNERS = ("pytest", "unittest")
+PYTHON_RUNNERS = ("pytest", "unittest", "django-test", "tox", "nox")
+"""The real-Python rows (issue 26's goal: median <= 250 tokens over their failing cases)."""
 
 
 def load_real(projects: frozenset[str] = frozenset()) -> list[base.Case]:
@@ -109,6 +110,13 @@ def report(projects: frozenset[str] = frozenset()) -> None:
     table(rows, counts)
     if wrong:
         print("\nwrong verdict classes: " + ", ".join(sorted(wrong)))
+    python = [c for c in cases if c.tool in PYTHON_RUNNERS and c.name in texts]
+    if python:
+        score = scores(python, texts)["greenloop"]
+        print(
+            f"\nReal Python ({', '.join(PYTHON_RUNNERS)}): {len(python)} failing cases, "
+            f"{sum(c.name in wrong for c in python)} wrong verdicts, greenloop {cell(score)}"
+        )
     peer_table(cases, texts)
 
 

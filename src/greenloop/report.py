@@ -88,7 +88,11 @@ def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:
         "stages": [_stage_json(r) for r in result.runs],
         "not_run": list(result.not_run),
         "counts": asdict(failing.parsed.counts) if failing else _green_counts(result),
-        "failures": [failure_json(f) for f in failing.parsed.failures] if failing else [],
+        "failures": [
+            failure_json(f, _where(digest, i, f)) for i, f in enumerate(failing.parsed.failures)
+        ]
+        if failing
+        else [],
         "signature": digest.signature,
         "digest": digest.text,
         "digest_tokens": digest.tokens,
@@ -117,23 +121,39 @@ def _stage_json(run: StageRun) -> dict[str, Any]:
     }
 
 
-def failure_json(f: Failure) -> dict[str, Any]:
+def failure_json(f: Failure, where: Location | None = None) -> dict[str, Any]:
+    """The failure; ``file``/``line``/``column`` where the text digest places it (``where``), its
+    ``frames`` as the tool printed them."""
     data = asdict(f)
     data["kind"] = f.kind.value
+    if where is not None:
+        data["file"], data["line"], data["column"] = where
     return data
+
+
+Location = tuple[str, int | None, int | None]
+
+
+def _where(digest: Digest, i: int, f: Failure) -> Location | None:
+    """The repository place the digest chose for the failing stage's i-th failure (the deepest
+    project frame, not ``unittest/case.py``); the failure's own place when the digest has none."""
+    if i < len(digest.locations):
+        return digest.locations[i]
+    return (f.file, f.line, f.column) if f.file else None
 
 
 def render_github(result: CheckResult, digest: Digest) -> str:
     """``::error file=…,line=…::`` workflow commands, then the digest."""
     lines = []
     failing = result.failing
-    for f in failing.parsed.failures[:50] if failing else ():
+    for i, f in enumerate(failing.parsed.failures[:50] if failing else ()):
         level = "warning" if f.severity == "warning" else "error"
-        props = [f"file={_escape_prop(f.file)}"] if f.file else []
-        if f.line:
-            props.append(f"line={f.line}")
-        if f.column:
-            props.append(f"col={f.column}")
+        file, line, column = _where(digest, i, f) or ("", None, None)
+        props = [f"file={_escape_prop(file)}"] if file else []
+        if file and line:
+            props.append(f"line={line}")
+        if file and column:
+            props.append(f"col={column}")
         title = _escape_prop(f.id)
         message = _escape_data(": ".join(p for p in (f.error_type, f.message) if p) or f.id)
         lines.append(f"::{level} {','.join([*props, f'title={title}'])}::{message}")

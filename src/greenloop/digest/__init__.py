@@ -17,11 +17,19 @@ from pathlib import Path
 
 from greenloop.anchor import parse_diff
 from greenloop.classify import Verdict
-from greenloop.digest.budget import CHARS_PER_TOKEN, DEFAULT_BUDGET, estimate_tokens, fit_budget
-from greenloop.digest.layout import History, last_lines, primary, sections
+from greenloop.digest.budget import (
+    CHARS_PER_TOKEN,
+    DEFAULT_BUDGET,
+    Section,
+    estimate_tokens,
+    fit_budget,
+)
+from greenloop.digest.frames import repo_location
+from greenloop.digest.layout import History, header, last_lines, primary, sections
+from greenloop.parsers.generic import rstrip_lines
 from greenloop.parsers.model import Failure
 from greenloop.redact import redact
-from greenloop.verify import CheckResult
+from greenloop.verify import CheckResult, StageRun
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -58,6 +66,9 @@ class Digest:
     for_agent: bool
     """False for environment failures: those are for the human, never the model."""
     parse_complete: bool = True
+    locations: tuple[tuple[str, int | None, int | None] | None, ...] = ()
+    """Each failure of the failing stage (in its order) placed in the repository as the text
+    places it: the deepest project frame; what JSON and GitHub annotations name (issue 26)."""
 
 
 def build_digest(
@@ -74,6 +85,9 @@ def build_digest(
     anchor = parse_diff(diff) if diff else None
     parts = sections(result, run, failures, anchor, history, Path(root))
     text = redact(fit_budget(parts, budget * CHARS_PER_TOKEN))
+    small = raw_instead(result, run, parts, history, Path(root)) if run else None
+    if small is not None:
+        text = redact(fit_budget(small, budget * CHARS_PER_TOKEN))
     sigs = signatures_of(result, root)
     return Digest(
         text=text,
@@ -83,7 +97,55 @@ def build_digest(
         tokens=estimate_tokens(text),
         for_agent=result.verdict is not Verdict.ENV_FAILURE,
         parse_complete=not (run and run.verdict is Verdict.FAILED and not failures),
+        locations=tuple(repo_location(f, Path(root)) for f in run.parsed.failures) if run else (),
     )
+
+
+SLACK_TOKENS = 40
+"""A digest may cost this much more than the raw output it stands for (a verdict line), no more."""
+RAW_CHARS = 100_000
+"""An output longer than this is far above any budget: never stripped to be compared."""
+
+
+def raw_instead(
+    result: CheckResult, run: StageRun, parts: list[Section], history: History, root: Path
+) -> list[Section] | None:
+    """A failure's whole output under a one-line verdict, when its digest would cost more than
+    the output and a line (a one-error tsc, mypy or ruff): never more to read than the tool said.
+    The loop's notes stay, and the verdict line its explanation (a timeout's, an untrusted exit's);
+    an environment failure is for the human, with its advice, never the agent."""
+    if run.verdict in (Verdict.ENV_FAILURE, Verdict.GREEN):
+        return None
+    if len(run.result.merged) > RAW_CHARS:
+        return None
+    raw = rstrip_lines(run.result.merged).strip("\n")
+    said = [p for p in parts if not p.note]
+    if (
+        not raw
+        or estimate_tokens("\n\n".join(p.text for p in said)) <= estimate_tokens(raw) + SLACK_TOKENS
+    ):
+        return None
+    shown = _runtime_first(raw, run)
+    verdict = header(result, run, history, root)  # the command too, when the slack holds it
+    if estimate_tokens(f"{verdict}\n\n{shown}") > estimate_tokens(raw) + SLACK_TOKENS:
+        verdict = header(result, run, history, root, command=False)
+    return [Section(verdict, keep=True), Section(shown, keep=True), *(p for p in parts if p.note)]
+
+
+def _runtime_first(raw: str, run: StageRun) -> str:
+    """The output, with the line of a lint problem that breaks at run time (F821) moved first as
+    the digest orders it (the tool printed it among the style ones)."""
+    failures = primary(run)
+    errors = [f for f in run.parsed.failures if f.severity == "error"]
+    if not failures or not errors or failures[0] is errors[0] or not failures[0].file:
+        return raw
+    first = failures[0]
+    where = f"{first.file}:{first.line}" + (f":{first.column}" if first.column else "")
+    lines = raw.splitlines()
+    at = next((i for i, line in enumerate(lines) if where in line and first.code in line), None)
+    if at is None:
+        return raw
+    return "\n".join([f"FIRST ERROR: {lines[at].strip()}", *lines[:at], *lines[at + 1 :]])
 
 
 def signatures_of(result: CheckResult, root: Path | str = ".") -> tuple[str, ...]:

@@ -18,6 +18,9 @@ class Section:
     text: str
     keep: bool = False
     """Never dropped (header, first failure); only its long blocks are shortened."""
+    note: bool = False
+    """What the loop knows, not what the output says (progress, repeat, the last edit): kept
+    when the output stands in for its digest."""
 
 
 def fit_budget(sections: list[Section], max_chars: int) -> str:

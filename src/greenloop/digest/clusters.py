@@ -8,6 +8,7 @@ from pathlib import Path
 
 from greenloop.digest.compact import compact
 from greenloop.digest.frames import project_frame, relative
+from greenloop.digest.values import common_head, compared, distinct, values_note
 from greenloop.parsers.model import Failure, Kind
 
 MAX_LINES = 4
@@ -15,6 +16,9 @@ MAX_LINES = 4
 MAX_PROBLEM_LINES = 12
 """Lint and type problems are short and each needs its own fix: more of them are listed."""
 MESSAGE_CHARS = 90
+PAIRS_CHARS = 140
+PAIR_CHARS = 50
+"""A group's distinct messages and values, `` | ``-joined up to this, then counted."""
 TIMES = "\N{MULTIPLICATION SIGN}"
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -51,11 +55,14 @@ def common_spot(failures: Sequence[Failure], root: Path) -> tuple[str, str, int]
     return where, function, count
 
 
-def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> str:
+def render_others(
+    failures: Sequence[Failure], root: Path, known: str = "", direct: frozenset[str] = frozenset()
+) -> str:
     """The failures after the first, one line per shape (same error and place; only the id differs).
 
     ``known`` is the ``path:line`` already named above, and the first failure's error is shown
-    above: neither is repeated on every line.
+    above: neither is repeated on every line. The groups holding a ``direct`` failure (a frame in
+    the edited code or the code under test) come first: never hidden behind indirect ones.
     """
     others = failures[1:]
     shapes: dict[tuple[str, ...], list[Failure]] = {}
@@ -63,11 +70,14 @@ def render_others(failures: Sequence[Failure], root: Path, known: str = "") -> s
         shapes.setdefault(_shape(f, root), []).append(f)
     title = "OTHER FAILURES" if others[0].kind is Kind.TEST else "OTHER PROBLEMS"
     lines = [f"{title} ({len(others)}):"]
-    # the biggest shapes first (stable: run order among equals): they are most of what failed
-    groups = sorted(shapes.values(), key=len, reverse=True)
-    seen = _error(failures[0])
+    # the direct ones, then the biggest shapes first (stable: run order among equals): they are
+    # most of what failed
+    groups = sorted(
+        shapes.values(), key=lambda items: (not any(f.id in direct for f in items), -len(items))
+    )
+    first = failures[0]
     shown = MAX_LINES if others[0].kind is Kind.TEST else MAX_PROBLEM_LINES
-    lines += [f"  {_group_line(items, root, known, seen)}" for items in groups[:shown]]
+    lines += [f"  {_group_line(items, root, known, first)}" for items in groups[:shown]]
     hidden = groups[shown:]
     if hidden:
         count = sum(len(items) for items in hidden)
@@ -94,12 +104,9 @@ def _error(f: Failure) -> str:
     return ": ".join(p for p in (error_type, f.message) if p)
 
 
-def _group_line(items: list[Failure], root: Path, known: str, seen: str) -> str:
+def _group_line(items: list[Failure], root: Path, known: str, first: Failure) -> str:
     f = items[0]
-    what = _error(f)
-    if f.kind in (Kind.TEST, Kind.BUILD) and what == seen and len({g.message for g in items}) == 1:
-        what = f"same {f.error_type.rpartition('.')[2] or 'error'}"
-    what = compact(what, MESSAGE_CHARS)
+    what = _what(items, first)
     if f.kind is not Kind.TEST:
         code = f"[{f.code}] " if f.code and f.code not in what else ""
         count = f" {TIMES}{len(items)} ({_names(items)})" if len(items) > 1 else ""
@@ -107,10 +114,49 @@ def _group_line(items: list[Failure], root: Path, known: str, seen: str) -> str:
     frame = project_frame(f, root)
     spot = f"{relative(frame.file, root)}:{frame.line}" if frame and frame.line else ""
     at = f" (at {spot})" if spot and spot != known else ""
+    if at and frame and _in_file(f.id, relative(frame.file, root)):  # the id names the file
+        at = f" (line {frame.line})"
     name = f.id if len(items) == 1 else compress_ids([g.id for g in items])
-    if len({g.message for g in items}) > 1:
-        what += " (the first; messages differ)"
     return f"{name} — {what}{at}" if what else f"{name}{at}"
+
+
+def _what(items: list[Failure], first: Failure) -> str:
+    """The group's error, each distinct message and compared values once; ``same <Type>`` only
+    when every one is the first failure's (shown above) to the value."""
+    f = items[0]
+    pairs = distinct(items)
+    same = [(first.message, compared(first))] == [(g.message, compared(g)) for g in pairs]
+    if f.kind in (Kind.TEST, Kind.BUILD) and _error(f) == _error(first) and same:
+        return f"same {f.error_type.rpartition('.')[2] or 'error'}"
+    error_type = f.error_type.rpartition(".")[2] if f.kind is Kind.TEST else f.error_type
+    said = [_said(g, first) for g in pairs]
+    head = ": ".join(p for p in (error_type, said[0]) if p)
+    kept = compact(head, MESSAGE_CHARS)
+    # what the later ones share with the first is said once: `assert '-1st' == '-1th' | …'-2nd' …`
+    rest = [compact(s[common_head(said[0], s) :], PAIR_CHARS) for s in said[1:]]
+    rest = [f"…{s}" if s != t else s for s, t in zip(rest, said[1:], strict=True)]
+    for n, s in enumerate(rest):
+        if len(kept) + 3 + len(s) > PAIRS_CHARS:
+            return f"{kept} | +{len(rest) - n} more"
+        kept += f" | {s}"
+    return kept
+
+
+def _said(f: Failure, first: Failure) -> str:
+    """The message and the compared values it does not already say; the message alone is dropped
+    when it is the first failure's and the values differ (``expected call not found.``)."""
+    note = values_note(f)
+    if not note:
+        return f.message
+    if f.message == first.message:
+        return note
+    return f"{f.message} ({note})" if f.message else note
+
+
+def _in_file(test_id: str, path: str) -> bool:
+    """Whether a test id spells out the file (``tests/t.py::test_x``): its line number is enough.
+    unittest's dotted ``tests.t.Case.test_x`` does not: the path is kept."""
+    return "::" in test_id and test_id.partition("::")[0] == path
 
 
 def compress_ids(ids: Sequence[str]) -> str:

@@ -22,18 +22,30 @@ _EXPLANATION = re.compile(
 def render_first(f: Failure, root: Path) -> str:
     label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
     lines = [f"{label}: {f.id}"]
-    what = ": ".join(p for p in (f.error_type, f.message) if p)
+    detail = detail_lines(f.detail)
+    # a doctest's message is its Expected/Got block, shown below as the tool printed it
+    message = "" if _said_in(f.message, detail) else f.message
+    what = ": ".join(p for p in (f.error_type, message) if p)
     if f.code and f.code not in what and f.code not in f.id:
         what = f"[{f.code}] {what}"
     if what:
-        message = what.splitlines()[:MAX_DETAIL]
+        said = what.splitlines()[:MAX_DETAIL]
         lines += [
             f"  {compact(line, MESSAGE_CHARS if i == 0 else LINE_CHARS)}"
-            for i, line in enumerate(message)
+            for i, line in enumerate(said)
         ]
     lines += _chain(f, root)
-    lines += ["  " + d for d in detail_lines(f.detail)]
+    lines += ["  " + d for d in detail]
     return "\n".join(lines)
+
+
+def _said_in(message: str, detail: list[str]) -> bool:
+    """Whether the detail shown says the whole message, word for word (over several lines)."""
+    words = message.split()
+    if len(words) < 3:
+        return False
+    shown = " ".join(" ".join(detail).split())
+    return f" {' '.join(words)} " in f" {shown} "
 
 
 def _chain(f: Failure, root: Path) -> list[str]:

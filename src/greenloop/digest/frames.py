@@ -44,6 +44,18 @@ def first_location(f: Failure, root: Path) -> tuple[str, int | None] | None:
     return (relative(f.file, root), f.line) if f.file else None
 
 
+def repo_location(f: Failure, root: Path) -> tuple[str, int | None, int | None] | None:
+    """(path, line, column) inside the repository, as the text digest names it: the deepest project
+    frame, else the failure's own place when that is the project's; None when neither is (a
+    unittest failure whose own place is ``unittest/case.py``: an annotation there lands nowhere)."""
+    frame = project_frame(f, root)
+    own = (relative(f.file, root), f.line, f.column) if is_project(f.file, root) else None
+    if frame is None:
+        return own
+    where = (relative(frame.file, root), frame.line, None)
+    return own if own and own[:2] == where[:2] else where
+
+
 def project_chain(f: Failure, root: Path, keep: int = 4) -> tuple[list[Frame], int]:
     """The project's frames, innermost first: the last ``keep - 1`` and the outermost (the test).
 

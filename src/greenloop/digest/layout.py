@@ -13,6 +13,7 @@ from greenloop.digest.clusters import common_spot, render_others, shared_locatio
 from greenloop.digest.declared import declared_install
 from greenloop.digest.first import render_first
 from greenloop.digest.frames import first_location, is_project, relative
+from greenloop.digest.values import direct_ids
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
 from greenloop.parsers.model import Counts, Failure, Kind
 from greenloop.verify import CheckResult, StageRun
@@ -68,35 +69,38 @@ def sections(
     history: History,
     root: Path,
 ) -> list[Section]:
-    out = [Section(header(result, run, history), keep=True)]
+    out = [Section(header(result, run, history, root), keep=True)]
     if run is None:
         return out + _soft_warnings(result)
     if run.verdict is Verdict.ENV_FAILURE:
         return [*out, Section(_env_advice(run, root), keep=True), Section(_tail(run))]
     if history.reverted:
-        out.append(Section(f"Your last edit was reverted: {history.reverted}", keep=True))
+        out.append(
+            Section(f"Your last edit was reverted: {history.reverted}", keep=True, note=True)
+        )
     if failures:
         first = failures[0]
         out.append(Section(render_first(first, root), keep=True))
         progress = _progress(failures, history)
         if progress:
-            out.append(Section(progress, keep=True))
+            out.append(Section(progress, keep=True, note=True))
         if history.times_seen >= 2:
-            out.append(Section(_repeat_note(history), keep=True))
+            out.append(Section(_repeat_note(history), keep=True, note=True))
         if anchor:
-            out.append(Section(anchor.describe(first_location(first, root)), keep=True))
+            out.append(Section(anchor.describe(first_location(first, root)), keep=True, note=True))
         common = shared_location(failures, root)
         if common:
             out.append(Section(common, keep=True))
         if len(failures) > 1:
             spot = common_spot(failures, root)
-            out.append(Section(render_others(failures, root, spot[0] if spot else "")))
+            direct = direct_ids(failures[1:], root, anchor)
+            out.append(Section(render_others(failures, root, spot[0] if spot else "", direct)))
         warned = len(run.parsed.failures) - len(failures)
         if warned > 0:
             out.append(Section(f"(+{warned} warning(s) not shown: errors first)"))
     else:
         if anchor:
-            out.append(Section(anchor.describe(None), keep=True))
+            out.append(Section(anchor.describe(None), keep=True, note=True))
         out.append(Section(_tail(run), keep=run.verdict is not Verdict.GREEN))
     return out
 
@@ -122,7 +126,15 @@ def _running(run: StageRun) -> str:
     return f" It was running {', '.join(inside[:3])}{more} when it was killed."
 
 
-def header(result: CheckResult, run: StageRun | None, history: History) -> str:
+def header(
+    result: CheckResult,
+    run: StageRun | None,
+    history: History,
+    root: Path = Path("."),
+    *,
+    command: bool = True,
+) -> str:
+    """The verdict, once: what ran (``command``: its words as the user types them), how it ended."""
     if run is None:
         stages = ", ".join(r.stage.name for r in result.runs)
         soft = any(r.classification.soft for r in result.runs)
@@ -131,13 +143,15 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
         counts = f": {'; '.join(ran)}" if ran else ""  # the count is the evidence of a real green
         return f"The verifier passed{note} ({stages}, {result.duration_s:.1f} s){counts}."
     res = run.result
-    stage = f", stage {run.stage.name}" if len(result.cascade.stages) > 1 else ""
-    where = f"`{run.stage.display}`{stage}, {res.duration_s:.1f} s"
+    said = [f"`{shown_command(run.stage.display, root)}`"] if command else []
+    if len(result.cascade.stages) > 1:
+        said.append(f"stage {run.stage.name}")
+    where = ", ".join([*said, f"{res.duration_s:.1f} s"])
     subset = " on the previously failing tests only" if history.subset else ""
     verdict = run.verdict
     if verdict is Verdict.TIMEOUT:
         return (
-            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s ({where}){subset} and was killed: "
+            f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s{f' ({where})' if said else ''}{subset} and was killed: "
             f"likely an infinite loop or a hang in the code under test.{_running(run)}"
         )
     if verdict is Verdict.KILLED:
@@ -157,6 +171,19 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     return (
         f"The verifier failed (exit {res.exit_code}, {where}){subset}: {_counts_line(run)}.{hung}"
     )
+
+
+# an interpreter or tool by its absolute path outside the repository (`/opt/venv/bin/python`)
+_BIN_PATH = re.compile(r"(?<![^\s'\"=])/(?:[^\s'\"]+/)?bin/(?=[\w.+-]+(?:\s|$))")
+
+
+def shown_command(command: str, root: Path) -> str:
+    """The command as the user would type it: repository paths relative, an interpreter or tool
+    outside it by its bare name (``python -m pytest``, not the venv's absolute path)."""
+    inside = str(root).rstrip("/") + "/"
+    if inside not in {"/", "./"}:
+        command = re.sub(rf"(?<![^\s'\"=]){re.escape(inside)}", "", command)
+    return _BIN_PATH.sub("", command)
 
 
 def _count_words(c: Counts) -> str:

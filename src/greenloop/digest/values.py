@@ -1,0 +1,104 @@
+"""What a failure compared, when the tool printed it apart from the message, and which failure is
+the direct one (issue 26): two failures with one message can still differ in what they got."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from greenloop.anchor import EditAnchor
+from greenloop.digest.compact import compact
+from greenloop.digest.frames import is_project, relative
+from greenloop.parsers.model import Failure, Kind
+
+VALUE_CHARS = 60
+# `Expected: filter(None__exact=(20, 30))` (mock), `Received: 3` (jest), `actual: 'b'` (tape),
+# `left: 0` (cargo), `got: 1` / `want: 2` (go); a leading diff sign is allowed
+_LABELLED = re.compile(
+    r"^\s*(?:[-+]\s*)?(expected|received|actual|got|left|right|want)\s*(?:value)?\s*[:=]\s*(.*)$",
+    re.I,
+)
+_UVU = re.compile(r"^\s*(?:\+\+|--)(.*?)\s+\((Expected|Actual)\)\s*$")  # ++true (Expected)
+_WORDS = re.compile(r"(?:[A-Za-z_]\w*[:,]?\s+)+")
+_OPENING = {"[", "{", "(", "[{"}
+_BLOCK = {"", "|", "|-", ">", ">-"}  # the value is on the next, indented line (doctest, TAP YAML)
+# a test file: tests/, test/, spec/, __tests__/, test_x.py, x_test.go, x.test.js, x.spec.ts, conftest
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|testing|spec|__tests__)/|(?:^|/)test_[^/]*$|_test\.\w+$"
+    r"|\.(?:test|spec)\.\w+$|(?:^|/)conftest\.py$"
+)
+
+
+def compared(f: Failure) -> tuple[str, ...]:
+    """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none."""
+    out: dict[str, str] = {}
+    lines = f.detail
+    for i, line in enumerate(lines):
+        uvu = _UVU.match(line)
+        if uvu:
+            out.setdefault(uvu[2].lower(), f"{uvu[2]}: {uvu[1].strip()}")
+            continue
+        m = _LABELLED.match(line)
+        if not m or m[1].lower() in out:
+            continue
+        value = m[2].strip()
+        if value in _BLOCK:
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            value = following.strip() if following[:1].isspace() else ""
+        if value and value not in _OPENING:  # `expected: [` says nothing until its next lines
+            out[m[1].lower()] = f"{m[1]}: {compact(value, VALUE_CHARS)}"
+    return tuple(out.values())[:3]
+
+
+def values_note(f: Failure) -> str:
+    """The compared values the message does not already say, ``, ``-joined ("" when none)."""
+    return ", ".join(v for v in compared(f) if v.partition(": ")[2] not in f.message)
+
+
+def is_test_file(path: str) -> bool:
+    return _TEST_FILE.search(path) is not None
+
+
+def is_direct(f: Failure, root: Path, anchor: EditAnchor | None = None) -> bool:
+    """A test failure with a project frame in the edited files (``anchor``), else in the code
+    under test (a project file that is no test file): it names the bug, where a test's own
+    assertion only shows what came out."""
+    if f.kind is not Kind.TEST:
+        return False
+    own = [relative(fr.file, root) for fr in f.frames if is_project(fr.file, root)]
+    if anchor is not None:
+        return any(anchor.touches(path, None) for path in own)
+    return any(not is_test_file(path) for path in own)
+
+
+def direct_ids(
+    failures: Sequence[Failure], root: Path, anchor: EditAnchor | None = None
+) -> frozenset[str]:
+    """The ids of the direct test failures: by the last edit's files when any failure has a
+    frame there, else by the code under test."""
+    for by in (anchor, None) if anchor is not None and anchor.files else (None,):
+        ids = frozenset(f.id for f in failures if is_direct(f, root, by))
+        if ids:
+            return ids
+    return frozenset()
+
+
+def common_head(first: str, other: str) -> int:
+    """How many leading characters of ``other`` are words it shares with ``first`` (``assert ``,
+    ``Unknown string format: ``), never a part of a value; 0 under 5."""
+    n = 0
+    for a, b in zip(first, other, strict=False):
+        if a != b:
+            break
+        n += 1
+    words = _WORDS.match(other[:n])
+    return words.end() if words and words.end() >= 5 else 0
+
+
+def distinct(items: Sequence[Failure]) -> list[Failure]:
+    """One failure per distinct (message, compared values), in run order."""
+    seen: dict[tuple[str, tuple[str, ...]], Failure] = {}
+    for f in items:
+        seen.setdefault((f.message, compared(f)), f)
+    return list(seen.values())

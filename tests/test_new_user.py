@@ -2,13 +2,50 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 PY = sys.executable
+CALC = "def add(a, b):\n    return a - b\n"
+TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+GITIGNORE = "__pycache__/\n.pytest_cache/\n"
+PYTEST = f"{PY} -m pytest -q -p no:cacheprovider"
+
+
+def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+        check=False,
+    )
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def wait_for(path: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def calc(make_repo: Callable[..., Path]) -> Path:
+    return make_repo({"calc.py": CALC, "test_calc.py": TESTS, ".gitignore": GITIGNORE})
 
 
 @pytest.mark.parametrize("args", [["runs"], ["--version"], ["--help"], ["runs", "--help"]])
@@ -44,3 +81,59 @@ def test_runs_piped_into_a_head_that_reads_nothing_says_nothing_on_stderr(tmp_pa
     )
     assert proc.stderr == ""
     assert proc.stdout.split()[1] in ("0", "141")  # 0 only when it wrote before head was gone
+
+
+def test_a_run_killed_with_kill_9_and_recovered_is_reported_killed_with_its_attempt_ref(
+    calc: Path, tmp_path: Path
+) -> None:
+    steps = tmp_path / "steps.json"
+    fix = {"replace": "calc.py", "old": "return a - b", "new": "return a + b"}
+    steps.write_text(json.dumps([[fix, {"write": "started.txt", "text": "x"}, {"sleep": 60}]]))
+    argv = [PY, "-m", "greenloop", "-C", str(calc), "run", "--agent", f"scripted:{steps}"]
+    proc = subprocess.Popen(
+        [*argv, "--", PYTEST],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    wait_for(calc / "started.txt")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert greenloop(calc, "recover").returncode == 0
+    ref = git(calc, "for-each-ref", "--format=%(refname)", "refs/greenloop/")
+    assert "return a + b" in git(calc, "show", f"{ref}:calc.py")
+    assert "killed (recovered)" in greenloop(calc, "runs").stdout
+    text = greenloop(calc, "report", "last").stdout
+    assert "in progress" not in text
+    assert "nothing was lost" not in text
+    assert "killed during iteration 1's agent call" in text
+    assert "greenloop recover restored main" in text
+    assert f"attempt kept at {ref}" in text
+    assert f"{ref} | git apply" in text  # how to get the work back
+    assert "2 changed file(s): calc.py, started.txt" in text
+    data = json.loads(greenloop(calc, "report", "last", "--format", "json").stdout)
+    assert data["attempt_ref"] == ref
+    assert data["recovered"]["attempt_ref"] == ref
+    assert data["final_sha"] == git(calc, "rev-parse", "HEAD")  # the branch is back
+
+
+def test_a_run_killed_in_its_baseline_before_any_report_is_reported_killed_after_recover(
+    calc: Path, tmp_path: Path
+) -> None:
+    started = tmp_path / "baseline-started"
+    argv = [PY, "-m", "greenloop", "-C", str(calc), "run", "--agent", "true"]
+    proc = subprocess.Popen(
+        [*argv, "--", "sh", "-c", f"touch {started}; sleep 60"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    wait_for(started)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert greenloop(calc, "recover").returncode == 0
+    shown = greenloop(calc, "report", "last")
+    assert shown.returncode == 0, shown.stderr
+    assert "killed during the baseline" in shown.stdout
+    assert "It had changed no file: nothing to bring back" in shown.stdout
+    assert "killed (recovered)" in greenloop(calc, "runs").stdout

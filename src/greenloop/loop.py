@@ -658,8 +658,7 @@ def _attempt_note(run: RunState, attempt: str) -> str:
     shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
     return (
         f" Moved there: {len(files)} changed file(s){': ' + shown if files else ''}. "
-        "To bring them back into the tree: git diff --binary --no-ext-diff --src-prefix=a/ "
-        f"--dst-prefix=b/ {run.state.initial_sha[:12]} {attempt} | git apply"
+        f"To bring them back into the tree: {rollback.bring_back_command(run.state.initial_sha, attempt)}"
     )
 
 

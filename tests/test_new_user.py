@@ -137,3 +137,32 @@ def test_a_run_killed_in_its_baseline_before_any_report_is_reported_killed_after
     assert "killed during the baseline" in shown.stdout
     assert "It had changed no file: nothing to bring back" in shown.stdout
     assert "killed (recovered)" in greenloop(calc, "runs").stdout
+
+
+def test_an_untracked_venv_is_one_line_with_gitignore_advice_not_commit_or_stash(
+    calc: Path,
+) -> None:
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(calc / ".venv")], check=True)
+    for i in range(40):  # a venv's site-packages: hundreds of files that are not work
+        (calc / ".venv" / f"lib-{i}.py").write_text("")
+    (calc / "py-env").mkdir()  # named anything: its pyvenv.cfg says what it is
+    (calc / "py-env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    refused = greenloop(calc, "run", "--agent", "true", "--", "true")
+    assert refused.returncode == 2
+    listed = [line for line in refused.stderr.splitlines() if line.startswith("  ??")]
+    assert listed[0].startswith("  ?? .venv/  (a Python virtual environment, 4")
+    assert listed[1] == "  ?? py-env/  (a Python virtual environment, 1 file)"
+    assert len(listed) == 2  # not the venv's files one by one
+    assert "commit or stash" not in refused.stderr
+    assert "printf '%s\\n' .venv/ py-env/ >> .git/info/exclude" in refused.stderr
+    (calc / "py-env" / "pyvenv.cfg").unlink()
+    (calc / "py-env").rmdir()
+    (calc / "notes.txt").write_text("mine\n")
+    refused = greenloop(calc, "run", "--agent", "true", "--", "true")
+    assert "echo .venv/ >> .git/info/exclude" in refused.stderr
+    assert "the rest: commit or stash them first" in refused.stderr  # notes.txt is work
+    (calc / "notes.txt").unlink()
+    with (calc / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write(".venv/\n")  # the advice, followed
+    started = greenloop(calc, "run", "--agent", "true", "--", "true")
+    assert started.returncode == 0, started.stderr  # already green: nothing to fix

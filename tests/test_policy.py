@@ -20,9 +20,19 @@ def test_policy_continues_while_failures_fall() -> None:
     )
 
 
-def test_policy_stops_when_same_error_twice() -> None:
-    d = decide([obs(0, 4), obs(1, 4, A, files_changed=("x.py",))], Limits())
-    assert d.result is Result.STALLED
+def test_policy_stops_when_same_error_twice_after_an_edit_of_the_same_files() -> None:
+    history = [obs(0, 4), obs(1, 3, B, files_changed=("x.py",))]
+    history.append(obs(2, 3, B, files_changed=("x.py",)))
+    assert decide(history, Limits()).result is Result.STALLED
+
+
+def test_policy_gives_a_first_edit_that_leaves_the_baselines_failures_one_more_try() -> None:
+    history = [obs(0, 4), obs(1, 4, A, files_changed=("x.py",))]  # exploring: nothing fixed yet
+    d = decide(history, Limits())
+    assert d.action is Action.CONTINUE
+    assert "one more try" in d.reason
+    history.append(obs(2, 4, A, files_changed=("y.py",)))  # the one more try, used
+    assert decide(history, Limits()).result is Result.STALLED
 
 
 def test_policy_allows_one_more_try_when_the_same_error_follows_an_edit_of_other_files() -> None:

@@ -209,8 +209,9 @@ def _stalled(history: Sequence[Observation], obs: Observation, limits: Limits) -
     if not obs.files_changed:  # nothing was edited: no new hypothesis to give a try
         return _stop(Result.STALLED, NO_EDIT)
     before = _before(history, previous)
-    # case 4: the same error after an edit of other files than the attempt before is exploration
-    explored = previous.iteration >= 1 and set(obs.files_changed) != set(previous.files_changed)
+    # case 4: the same error after an edit of other files than the attempt before is exploration;
+    # the baseline had no edit, so a first edit that leaves the failures as they were is one too
+    explored = set(obs.files_changed) != set(previous.files_changed)
     already_allowed = before is not None and before.signatures == obs.signatures
     if explored and not already_allowed:
         return Decision(

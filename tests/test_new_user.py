@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from greenloop import report
+from greenloop.agents.scripted import scripted
+from greenloop.config import Config, StageSpec
+from greenloop.loop import run_loop
+
 PY = sys.executable
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -166,3 +171,35 @@ def test_an_untracked_venv_is_one_line_with_gitignore_advice_not_commit_or_stash
         exclude.write(".venv/\n")  # the advice, followed
     started = greenloop(calc, "run", "--agent", "true", "--", "true")
     assert started.returncode == 0, started.stderr  # already green: nothing to fix
+
+
+def test_a_runner_that_crashes_before_any_test_ran_is_crashed_not_one_failing(
+    make_repo: Callable[..., Path],
+) -> None:
+    two = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n"
+    tests = (
+        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_mul():\n    assert mul(2, 4) == 8\n"
+    )
+    root = make_repo({"calc.py": two, "test_calc.py": tests, ".gitignore": GITIGNORE})
+    crash = {
+        "replace": "calc.py",
+        "old": "def add",
+        "new": 'raise RuntimeError("half-written")\n\n\ndef add',
+    }
+    fixed = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+    fix = [{"write": "calc.py", "text": fixed}]
+    stages = (StageSpec(name="test", run=PYTEST),)
+    config = Config(stages=stages, timeout=120.0, subset="off", max_iters=3)
+    lines: list[str] = []
+    result = run_loop(root, scripted([[crash], fix]), config=config, progress=lines.append)
+    crashed = result.history[1]
+    assert crashed.verdict == "crashed"
+    assert lines[-2].endswith("2 → crashed")  # the progress line said "2 → 1 failing"
+    digest = (Path(result.record_dir) / "iter-1" / "digest.md").read_text()
+    assert "PROGRESS: none: the run stopped before any test ran" in digest
+    assert "2 previously failing tests did not run" in digest
+    assert "previously failing now pass" not in digest
+    text = report.render_run(report.loop_json(result), "text")
+    assert "iter 1: crashed, agent" in text
+    assert "failing: 2 → crashed → green" in text

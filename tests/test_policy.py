@@ -111,3 +111,23 @@ def test_policy_stops_with_no_edit_named_when_the_agent_changed_nothing_after_an
     d = decide(history, Limits())
     assert d.result is Result.STALLED
     assert "changed no file" in d.reason
+
+
+def test_a_crash_before_any_test_ran_is_no_count_of_failures_in_any_delta() -> None:
+    crash = frozenset({"import"})
+    history = [
+        obs(0, 3),
+        obs(1, 1, crash, files_changed=("x.py",), crashed=True),  # "1 failing" was the crash
+        obs(2, 2, B, files_changed=("x.py",)),
+    ]
+    assert decide(history, Limits()).action is Action.CONTINUE  # 3 → 2: not a rise from 1
+
+
+def test_the_same_crash_twice_in_a_row_after_the_same_edit_is_a_stall() -> None:
+    crash = frozenset({"import"})
+    history = [
+        obs(0, 2),
+        obs(1, 1, crash, files_changed=("x.py",), crashed=True),
+        obs(2, 1, crash, files_changed=("x.py",), crashed=True),
+    ]
+    assert decide(history, Limits()).result is Result.STALLED

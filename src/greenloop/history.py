@@ -139,7 +139,7 @@ def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
     counts = failing.parsed.counts if failing else None
     return Iteration(
         iteration=0,
-        verdict=check.verdict.value,
+        verdict=row_verdict(check),
         failures=failures_only(check),
         errors=counts.errors if counts else 0,
         killed=len(failing.parsed.killed) if failing else 0,
@@ -147,6 +147,11 @@ def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
         digest_tokens=digest.tokens,
         verifier_s=round(check.duration_s, 3),
     )
+
+
+def row_verdict(check: CheckResult) -> str:
+    """The verdict a history row records: ``crashed`` for a test run stopped before any test."""
+    return "crashed" if check.crashed else check.verdict.value
 
 
 def failures_only(check: CheckResult) -> int:
@@ -179,4 +184,6 @@ def collected_of(check: CheckResult) -> int | None:
 def failing_text(check: CheckResult) -> str:
     if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED, Verdict.ENV_FAILURE):
         return verifier_state(check.verdict.value, 0)
+    if check.crashed:
+        return "crashed before any test ran (failed)"
     return f"{failing_count(check)} failing ({check.verdict.value})"

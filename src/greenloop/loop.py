@@ -26,6 +26,7 @@ from greenloop.history import (
     failing_count,
     failing_text,
     recommend,
+    row_verdict,
 )
 from greenloop.orphans import describe
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
@@ -360,6 +361,7 @@ def _observe(
         if check.verdict is not Verdict.GREEN
         else frozenset(),
         files_changed=files,
+        crashed=check.crashed,
         rerun=rerun,
         env_in_touched_file=_env_in_touched(run, check),
         suspicious=tuple(f.describe() for f in _review(run, check))
@@ -541,14 +543,16 @@ def _iteration_row(
     now_failing = failing_count(check)
     return Iteration(
         iteration=n,
-        verdict=check.verdict.value,
+        verdict=row_verdict(check),
         failures=counts.failed
         if counts and counts.summary_seen
         else (now_failing if counts else 0),
         errors=counts.errors if counts else 0,
         killed=len(failing.parsed.killed) if failing else 0,
         delta=(now_failing - (prev.failures + prev.errors))
-        if prev is not None and check.verdict in (Verdict.FAILED, Verdict.GREEN)
+        if prev is not None
+        and check.verdict in (Verdict.FAILED, Verdict.GREEN)
+        and not check.crashed
         else None,
         signature=digest.signature,
         digest_tokens=digest.tokens,

@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop import git, instrument
-from greenloop.classify import Classification, Verdict, classify, worst
+from greenloop.classify import Classification, Verdict, classify, runs_tests, worst
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
+from greenloop.parsers.model import Kind
 from greenloop.process import ProcessResult, build_env, run_command, stop_running
 
 
@@ -29,6 +30,19 @@ class StageRun:
     @property
     def verdict(self) -> Verdict:
         return self.classification.verdict
+
+    @property
+    def crashed(self) -> bool:
+        """A test runner failed before any test ran (an import error, a throw while loading):
+        what it reports is the crash, not a count of failing tests (issue 26: "2 → 1 failing"
+        read as progress). A compiler's coded diagnostics (E0308, TS2322) are a count."""
+        parsed = self.parsed
+        c = parsed.counts
+        if self.verdict is not Verdict.FAILED or parsed.tool == "generic" or not runs_tests(parsed):
+            return False
+        if c.passed or c.failed or c.skipped or c.xfailed or c.xpassed:
+            return False
+        return all(f.kind in (Kind.BUILD, Kind.CRASH) and not f.code for f in parsed.errors)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +68,12 @@ class CheckResult:
     @property
     def rewritten(self) -> tuple[str, ...]:
         return tuple(p for r in self.runs for p in r.rewritten)
+
+    @property
+    def crashed(self) -> bool:
+        """The failing stage is a test runner that failed before any test ran."""
+        failing = self.failing
+        return failing is not None and failing.crashed
 
 
 def run_cascade(

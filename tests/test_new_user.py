@@ -203,3 +203,107 @@ def test_a_runner_that_crashes_before_any_test_ran_is_crashed_not_one_failing(
     text = report.render_run(report.loop_json(result), "text")
     assert "iter 1: crashed, agent" in text
     assert "failing: 2 → crashed → green" in text
+
+
+def test_a_stage_with_command_instead_of_run_gets_one_error_that_names_run(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    stage = '[[tool.greenloop.stage]]\nname = "test"\ncommand = "pytest -x"\n'
+    (tmp_path / "pyproject.toml").write_text(stage)
+    out = greenloop(tmp_path, "check")
+    assert out.returncode == 2
+    problems = [line for line in out.stderr.splitlines() if line.startswith("  ")]
+    assert problems == [
+        "  pyproject.toml [tool.greenloop]: stage[0].command: unknown key (did you mean 'run'?)"
+    ]
+
+
+def test_a_bad_flag_value_is_named_by_its_flag_not_its_config_key(calc: Path) -> None:
+    out = greenloop(calc, "run", "--max-iters", "0", "--agent", "true", "--", "true")
+    assert out.returncode == 2
+    assert "--max-iters: expected a positive whole number, got 0" in out.stderr
+    assert "max_iters" not in out.stderr
+    assert "invalid configuration" not in out.stderr  # no file is wrong
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("flag", "set by --timeout"),
+        ("file", "set by timeout in pyproject.toml [tool.greenloop]"),
+        ("stage", "set by stage test's timeout in pyproject.toml [tool.greenloop]"),
+    ],
+)
+def test_a_timeout_the_user_set_is_told_as_their_limit_and_where_it_was_set(
+    tmp_path: Path, where: str, said: str
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    args = ["check", "--", "sleep", "30"]
+    if where == "flag":
+        args = ["check", "--timeout", "1", "--", "sleep", "30"]
+    elif where == "file":
+        (tmp_path / "pyproject.toml").write_text("[tool.greenloop]\ntimeout = 1\n")
+    else:
+        stage = '[[tool.greenloop.stage]]\nname = "test"\nrun = "sleep 30"\ntimeout = 1\n'
+        (tmp_path / "pyproject.toml").write_text(stage)
+        args = ["check"]
+    out = greenloop(tmp_path, *args)
+    assert out.returncode == 4
+    assert f"stopped at the 1 s time limit {said}" in out.stdout
+    assert "infinite loop" not in out.stdout
+
+
+def test_the_default_timeout_still_reads_as_a_likely_hang(tmp_path: Path) -> None:
+    from greenloop.config import Config
+    from greenloop.detect import detect_cascade
+
+    cascade = detect_cascade(tmp_path, Config(), ["sleep", "1"])
+    assert cascade is not None
+    assert cascade.stages[0].timeout_origin == ""  # greenloop's own 600 s: no one chose it
+
+
+@pytest.mark.parametrize(
+    ("agent", "said"),
+    [
+        ("./no-such-agent.sh", "./no-such-agent.sh does not exist"),
+        ("./plain.txt --go", "./plain.txt is not executable: chmod +x ./plain.txt"),
+    ],
+)
+def test_an_agent_path_that_cannot_run_is_told_as_a_path_not_as_path_lookup(
+    calc: Path, agent: str, said: str
+) -> None:
+    (calc / ".git" / "info" / "exclude").write_text("plain.txt\n")
+    (calc / "plain.txt").write_text("echo hi\n")
+    out = subprocess.run(
+        [PY, "-m", "greenloop", "run", "--agent", agent, "--", "true"],
+        cwd=calc,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert said in out.stderr
+    assert "PATH" not in out.stderr
+
+
+def test_dash_c_and_dash_v_after_the_subcommand_mean_what_they_mean_before_it(
+    calc: Path, tmp_path: Path
+) -> None:
+    after = subprocess.run(
+        [PY, "-m", "greenloop", "check", "-C", str(calc), "-v", "--", "true"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert after.returncode == 0, after.stderr
+    assert "greenloop: stage verify: true ->" in after.stderr  # -v's diagnostics
+    runs = subprocess.run(
+        [PY, "-m", "greenloop", "-C", "/nonexistent", "runs", "-C", str(calc)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert runs.returncode == 0, runs.stderr  # the one after the command wins, as the last flag

@@ -207,7 +207,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add_demo,
     ):
         add(sub)
+    for command in sub.choices.values():  # `greenloop run -C repo` too, as git does not (issue 26)
+        _add_global_options(command)
     return parser
+
+
+def _add_global_options(command: argparse.ArgumentParser) -> None:
+    """-C and -v after the subcommand mean what they mean before it (hidden: help shows them once).
+
+    SUPPRESS as the default: absent here, the value given before the command stays."""
+    import argparse
+
+    hidden, keep = argparse.SUPPRESS, argparse.SUPPRESS
+    command.add_argument("-C", dest="repo", default=keep, help=hidden)
+    command.add_argument("-v", "--verbose", action="count", default=keep, help=hidden)
 
 
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -78,7 +78,7 @@ RECOMMENDATIONS = {
     Result.REGRESSION: "The last edit made things worse and was rolled back: inspect the attempt ref.",
     Result.NON_CONVERGENCE: "The failure count stopped falling: look at the remaining failures yourself.",
     Result.ENV_FAILURE: "Fix the environment (see the digest), then run again. The agent was not asked to touch code for it.",
-    Result.TIMEOUT: "The verifier timed out twice: look for an infinite loop or raise --timeout.",
+    Result.TIMEOUT: "The verifier timed out twice: if its limit is too short for the suite, raise it (--timeout, or timeout in the config); otherwise look for a hang in the code.",
     Result.UNRESOLVED: "The verifier was killed (signal/OOM) twice: run it by hand to see why.",
     Result.SUSPICIOUS_PASS: "Green, but the suite was weakened: review each finding before trusting it.",
     Result.AGENT_FAILURE: "The agent command itself failed: check its output in the run record.",

@@ -32,7 +32,7 @@ from greenloop.orphans import describe
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
-from greenloop.verify import CheckResult
+from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import plural, verifier_state
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
@@ -491,7 +491,7 @@ def _record_iteration(
     if check is not None:
         run.rec.write(
             f"iter-{n}/verify.log",
-            "\n\n".join(f"$ {r.stage.display}\n{r.result.merged}" for r in check.runs),
+            "\n\n".join(f"$ {r.stage.display}{_removed(r)}\n{r.result.merged}" for r in check.runs),
         )
     if digest is not None:
         run.rec.write(f"iter-{n}/digest.md", digest.text)
@@ -507,6 +507,11 @@ def _record_iteration(
             )
         )
     )
+
+
+def _removed(run: StageRun) -> str:
+    """The log says which agent-detection variables the stage ran without."""
+    return f"\n(run without {', '.join(run.env_removed)})" if run.env_removed else ""
 
 
 def _row_event(row: Iteration) -> dict[str, object]:

@@ -26,6 +26,8 @@ class StageRun:
     classification: Classification
     rewritten: tuple[str, ...] = ()
     """Files a fixer stage rewrote on its first pass."""
+    env_removed: tuple[str, ...] = ()
+    """Agent-detection variables taken out of the stage's environment (``instrument``)."""
 
     @property
     def verdict(self) -> Verdict:
@@ -173,7 +175,7 @@ def run_stage(
     environ: Mapping[str, str] = os.environ,
     modules: frozenset[str] = frozenset(),
 ) -> StageRun:
-    env = build_env(environ)
+    env, removed = instrument.without_agent_markers(build_env(environ))
     rewritten: tuple[str, ...] = ()
     first: ProcessResult | None = None
     if stage.fix:  # seed OP-8: pass 1 may rewrite files, only pass 2's exit code counts
@@ -198,7 +200,12 @@ def run_stage(
     parsed = installed.own_copies(parsed, root, modules)
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
     return StageRun(
-        stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
+        stage=stage,
+        result=result,
+        parsed=parsed,
+        classification=verdict,
+        rewritten=rewritten,
+        env_removed=removed,
     )
 
 

@@ -248,7 +248,7 @@ def test_a_timeout_the_user_set_is_told_as_their_limit_and_where_it_was_set(
         args = ["check"]
     out = greenloop(tmp_path, *args)
     assert out.returncode == 4
-    assert f"stopped at the 1 s time limit {said}" in out.stdout
+    assert f"timed out after 1 s, the limit {said}" in out.stdout
     assert "infinite loop" not in out.stdout
 
 

@@ -139,8 +139,8 @@ def header(result: CheckResult, run: StageRun | None, history: History) -> str:
     verdict = run.verdict
     if verdict is Verdict.TIMEOUT and run.stage.timeout_origin:  # a limit the user chose
         return (
-            f"The verifier was stopped at the {res.limit_s or res.duration_s:g} s time limit set by "
-            f"{run.stage.timeout_origin} ({where}){subset}, before it finished: the suite may need "
+            f"The verifier timed out after {res.limit_s or res.duration_s:g} s, the limit set by "
+            f"{run.stage.timeout_origin} ({where}){subset}, and was killed: the suite may need "
             f"longer than that, or the code under test hangs.{_running(run)}"
         )
     if verdict is Verdict.TIMEOUT:

@@ -18,6 +18,7 @@ Then the conformance corpus (tests/resources/real/) per runner, and the real-Pyt
 pytest-receptor: bench/digest_real.py.
 
 Run: /tmp/glvenv/bin/python bench/digest.py [--misses bench/digest/misses.md]
+     bench/digest.py --project NAME [--project NAME ...]: the conformance table of those projects only
 """
 
 from __future__ import annotations
@@ -329,8 +330,19 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=int, default=BUDGET, help="token budget for every strategy"
     )
+    parser.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        help="only the conformance cases of this project (repeatable): the other tables are skipped",
+    )
     args = parser.parse_args()
     set_budget(args.budget)
+    if args.project:  # new projects alone, e.g. measured before they are used to change the code
+        import digest_real
+
+        digest_real.report(frozenset(args.project))
+        return
     cases = load_cases()
     per_tool, misses = evaluate(cases)
     strategies = list(per_tool["ALL"])

@@ -9,6 +9,7 @@ pytest-receptor's ``--receptor=llm`` output captured on the same mutants (``peer
 ``capture.py --peers``), scored on the same facts, whole (it is what the agent would read).
 
 Run: /tmp/glvenv/bin/python bench/digest_real.py   (bench/digest.py prints the same tables at its end)
+     --project NAME (repeatable): those projects' cases alone (bench/digest.py --project too)
 """
 
 from __future__ import annotations
@@ -29,10 +30,13 @@ PEER = "pytest-receptor"
 PYTHON_RUNNERS = ("pytest", "unittest")
 
 
-def load_real() -> list[base.Case]:
+def load_real(projects: frozenset[str] = frozenset()) -> list[base.Case]:
+    """Every case, or only those of ``projects`` (the manifests' names)."""
     cases = []
     for path in sorted(REAL.glob("*/*/case.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
+        if projects and data.get("project") not in projects:
+            continue
         # named runner/case: the same project-n exists under several runners (pytest, mypy, ...)
         runner = path.parent.parent.name
         cases.append(base.Case(runner, f"{runner}/{path.parent.name}", data))
@@ -81,8 +85,8 @@ def table(rows: dict[str, dict[str, base.Score]], counts: dict[str, tuple[int, i
         print(f"| {key} | {n} ({failing}) | {wrong} | {cells} |")
 
 
-def report() -> None:
-    cases = load_real()
+def report(projects: frozenset[str] = frozenset()) -> None:
+    cases = load_real(projects)
     if not cases:
         return
     texts = {c.name: texts_of(c) for c in cases if c.data["facts"]["verdict"] != "green"}
@@ -95,7 +99,11 @@ def report() -> None:
         if failing:
             rows[key] = scores(failing, texts)
         counts[key] = (len(mine), len(failing), sum(c.name in wrong for c in mine))
-    print(f"\nConformance corpus: {len(cases)} cases, {len(texts)} failing, {len(runners)} runners")
+    only = f" of {len(projects)} projects ({', '.join(sorted(projects))})" if projects else ""
+    print(
+        f"\nConformance corpus{only}: {len(cases)} cases, {len(texts)} failing, "
+        f"{len(runners)} runners"
+    )
     print("(retention of first id / error type / message / mutated frame; tokens = chars / 3)\n")
     table(rows, counts)
     if wrong:
@@ -132,4 +140,8 @@ def peer_table(cases: list[base.Case], texts: dict[str, dict[str, str]]) -> None
 
 
 if __name__ == "__main__":
-    report()
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--project", action="append", default=[], help="only this project")
+    report(frozenset(parser.parse_args().project))

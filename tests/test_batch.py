@@ -100,7 +100,7 @@ def test_batch_finishes_every_task_once_when_the_driver_is_killed_and_run_again(
 
     html = subprocess.run(
         [sys.executable, "-m", "greenloop", "report", "--batch", str(out), "--format", "html"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, cwd=out,
     ).stdout  # fmt: skip
     assert 'href="records/fix-a/report.html"' in html
     assert (out / "records" / "fix-a" / "report.html").is_file()
@@ -267,7 +267,8 @@ def test_batch_html_report_lists_the_costliest_tasks_only_when_tasks_cost_someth
         "costliest": [{"id": "b", "cost_usd": 0.01}, {"id": "a", "cost_usd": 0.0025}], "tasks": [],
     }  # fmt: skip
     page = render_batch(summary, "html")
-    assert "<h2>Costliest</h2><ul><li>b: $0.0100</li><li>a: $0.0025</li></ul>" in page
+    assert "<h3>Costliest</h3>" in page
+    assert '<ul class="plain"><li>b: $0.0100</li><li>a: $0.0025</li></ul>' in page
     assert "cost $0.0125" in page
     free = render_batch({**summary, "cost_usd": 0.0, "costliest": []}, "html")
     assert "Costliest" not in free

@@ -15,6 +15,7 @@ import pytest
 from batch_fixtures import LIB, ORACLE, git, make_project
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import mutants_of
+from greenloop.bench.names import agent_names
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
 from greenloop.html_report import CHART_H, PAD_B, PAD_T
@@ -22,7 +23,9 @@ from greenloop.html_report import CHART_H, PAD_B, PAD_T
 VERIFY = (sys.executable, "-B", "test_lib.py")
 
 
-def test_bench_scores_oracle_noop_and_cheat_agents_and_leaves_no_trace(tmp_path: Path) -> None:
+def test_bench_scores_oracle_noop_and_cheat_agents_and_leaves_no_trace(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     root = make_project(tmp_path)
     oracle = tmp_path / "oracle.py"
     oracle.write_text(ORACLE)
@@ -39,6 +42,11 @@ def test_bench_scores_oracle_noop_and_cheat_agents_and_leaves_no_trace(tmp_path:
     )  # fmt: skip
 
     oracle_score, noop, cheat = data["agents"]
+    said = capfd.readouterr().err  # piped: each block of task lines is headed by its arm
+    assert (
+        "greenloop bench: arm 'digest' (each agent reads greenloop's digest): 4 mutants x 3 "
+        "agents (a0 = oracle.py, a1 = true, a2 = printf)"
+    ) in said
     assert (oracle_score["solved"], oracle_score["total"]) == (4, 4)
     assert (noop["solved"], noop["by_result"]) == (0, {"stalled": 4})
     assert (cheat["solved"], cheat["cheat_attempts"]) == (0, 4)
@@ -129,8 +137,10 @@ def test_bench_report_shows_scores_pairs_and_solve_curve_as_text_and_markdown(
     both_arms: tuple[Path, dict[str, Any]],
 ) -> None:
     out, data = both_arms
-    oracle = data["agents"][0]["agent"]
+    oracle = data["agents"][0]["name"]
+    assert oracle == "oracle.py"  # the script, not its interpreter's full path
     text = report(out, "text")
+    assert data["agents"][0]["agent"] not in text
     assert f"{oracle} [digest]\n    solved: 2/2 (95 % CI 34-100 %)" in text
     assert "true [raw]\n    solved: 0/2 (95 % CI 0-66 %)" in text
     assert "median iterations to green: 1\n" in text
@@ -159,8 +169,12 @@ def test_bench_report_html_draws_one_solve_curve_per_agent_and_arm(
 ) -> None:
     out, data = both_arms
     page = report(out, "html")
-    curves = re.findall(r'<polyline class="line (s\d)" points="([^"]+)">', page)
+    curves = re.findall(r'<polyline class="line (s\d)[^"]*" points="([^"]+)">', page)
     assert [tone for tone, _ in curves] == ["s0", "s1", "s2", "s3"]
+    # the raw arm's curves coincide with the digest arm's: dashed over them, and said so
+    assert '<polyline class="line s2 dashed"' in page
+    assert '<polyline class="line s0 under"' in page
+    assert "(the same curve as <code>oracle.py [digest]</code>: drawn dashed on it)" in page
     ends = [points.split()[-1] for _, points in curves]
     top, bottom = PAD_T, CHART_H - PAD_B
     assert [float(end.split(",")[1]) for end in ends] == [top, bottom, top, bottom]
@@ -169,3 +183,11 @@ def test_bench_report_html_draws_one_solve_curve_per_agent_and_arm(
     assert "exact McNemar p = 0.5" in page
     assert not re.search(r"(src|href)=", page)  # self-contained
     assert all(m["id"] in page for m in data["mutants"])
+
+
+def test_bench_names_agents_by_preset_or_script_and_keeps_them_apart() -> None:
+    assert agent_names(
+        ["claude", "openai:qwen2.5-coder", "/usr/bin/python3 -u /x/oracle.py /x/a", "/x/fix.sh a"]
+    ) == ["claude", "openai:qwen2.5-coder", "oracle.py", "fix.sh"]
+    assert agent_names(["sh /a/fix.sh", "sh /b/fix.sh"]) == ["fix.sh #1", "fix.sh #2"]
+    assert agent_names(["scripted:/tmp/steps.json"]) == ["scripted:steps.json"]

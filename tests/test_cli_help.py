@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.cli import _stop_hook_args, build_parser
+from greenloop.cli import _hook_handler, _stop_hook_args, build_parser
 
 PY = sys.executable
 
@@ -65,11 +65,25 @@ def test_cli_stop_hook_line_is_read_as_the_parser_reads_it(argv: list[str]) -> N
     assert fast is not None
     without_handler = {k: v for k, v in vars(fast).items() if k != "handler"}
     assert without_handler == {k: v for k, v in vars(parsed).items() if k != "handler"}
-    assert (
-        _target(fast.handler)
-        == _target(parsed.handler)
-        == ("greenloop.integrations.claude_hook", "main_hook")
-    )
+    assert parsed.handler is _hook_handler  # dispatches on the event, to the same function
+    assert _target(fast.handler) == ("greenloop.integrations.claude_hook", "main_hook")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hook", "post-tool"],
+        ["hook", "post-tool", "--host", "gemini"],
+        ["hook", "post-tool", "--host=gemini"],
+    ],
+)
+def test_cli_post_tool_line_is_read_as_the_parser_reads_it(argv: list[str]) -> None:
+    fast = _stop_hook_args(argv)
+    parsed = build_parser().parse_args(argv)
+    assert fast is not None
+    without_handler = {k: v for k, v in vars(fast).items() if k != "handler"}
+    assert without_handler == {k: v for k, v in vars(parsed).items() if k != "handler"}
+    assert _target(fast.handler) == ("greenloop.integrations.tool_output", "main_post_tool")
 
 
 def _target(handler: object) -> tuple[object, ...]:

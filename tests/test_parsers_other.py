@@ -539,3 +539,28 @@ def test_go_parent_test_is_a_parent_only_in_its_own_package_when_two_packages_sh
     }
     if case != "two_packages":  # a quiet go test prints no passed or skipped test
         assert (result.counts.passed, result.counts.failed, result.counts.skipped) == (3, 2, 2)
+
+
+def test_mocha_tap_reporter_names_each_failing_test_its_assertion_and_the_test_line() -> None:
+    # jshttp/range-parser, `mocha --reporter tap`: `not ok 13 <full title>` (no `-`), the message,
+    # the diff, `AssertionError [ERR_ASSERTION]: …` and the stack indented 2; was read as no failure
+    _, inp = _load(REAL / "mocha" / "range-parser-1" / "case.json")
+    errors = parse_output(inp).errors
+    assert len(errors) == 7
+    first = errors[0]
+    assert first.id == "parseRange(len, str) should return -1 for unsatisfiable range"
+    assert (first.error_type, first.message) == (
+        "AssertionError",
+        "Expected values to be strictly equal",
+    )
+    assert (first.file, first.line) == ("test/range-parser.js", 65)
+
+
+def test_tape_names_the_running_test_when_node_prints_an_error_in_brackets_no_stack() -> None:
+    # fastify/secure-json-parse, `tape "test/*.test.js"`: `_parseTypo(…)` at index.js:133; node
+    # prints the uncaught error as `[ReferenceError: _parseTypo is not defined]`, no stack
+    _, inp = _load(REAL / "tape" / "secure-json-parse-2" / "case.json")
+    (error,) = parse_output(inp).errors
+    assert error.id == "parses object string"
+    assert (error.error_type, error.message) == ("ReferenceError", "_parseTypo is not defined")
+    assert (error.file, error.line) == ("index.js", 133)

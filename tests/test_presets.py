@@ -124,6 +124,10 @@ def test_claude_preset_edits_the_file_and_continues_its_conversation(
         == "Changed the greeting in greet.py."
     )
     assert json.loads(second.output.strip().splitlines()[-1])["result"] == "Nothing left to do."
+    # its usage, for --max-cost / --max-tokens (issue 27): what its JSON result reports
+    reported = json.loads(first.output.strip().splitlines()[-1])
+    assert first.usage.cost_usd == reported["total_cost_usd"] > 0
+    assert first.usage.prompt_tokens >= reported["usage"]["input_tokens"] > 0
 
 
 # ---------------------------------------------------------------- aider
@@ -250,6 +254,7 @@ def test_codex_preset_edits_the_file_and_resumes_its_session(
     assert session_id(first.output) == session_id(second.output) != ""
     # the shell command ran inside codex's workspace-write sandbox and its output came back
     assert "hello world" in text_of(server.main_requests[1], "input")
+    assert first.usage.prompt_tokens > 0, first.output[-500:]  # its "tokens used" (issue 27)
 
 
 def session_id(codex_output: str) -> str:
@@ -299,6 +304,9 @@ def test_gemini_preset_edits_the_file_and_resumes_its_session(
         "Nothing left to do.",
     ]
     assert results[0]["session_id"] == results[1]["session_id"]
+    # its usage (issue 27): tokens from its stats, no cost (gemini reports none)
+    assert first.usage.prompt_tokens > 0
+    assert first.usage.cost_usd is None
 
 
 def gemini_result(output: str) -> dict[str, Any]:

@@ -10,13 +10,16 @@ seed names the same mutant on every machine.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 # the tokenizer lives in the product (greenloop bench seeds bugs with it too)
 from greenloop.bench.tokens import LANGS, Token, code_tokens, is_directive, library_lines
 
-KINDS = ("flip_comparison", "off_by_one", "wrong_return", "syntax_error", "undefined_name")
+KINDS = (
+    "flip_comparison", "off_by_one", "wrong_return", "syntax_error", "undefined_name", "bad_import",
+)  # fmt: skip
 
 _FLIP = {"===": "!==", "!==": "===", "==": "!=", "!=": "==", "<=": ">", ">=": "<"}
 _FLIP_ANGLE = {"<": ">=", ">": "<="}  # JS only: in TS, Go and Rust '<'/'>' may be generics
@@ -133,7 +136,41 @@ KIND_NAMES = {
     "return_value": "wrong_return",
     "syntax": "syntax_error",
     "undefined_name": "undefined_name",
+    "bad_import": "bad_import",
 }
+
+# a module specifier: require('x'), import ... from 'x', import('x'), export ... from 'x'
+_SPECIFIER = re.compile(r"""(?:\brequire\(|\bfrom\s+|\bimport\s*\(?)\s*(['"])([^'"]+)\1""")
+
+
+def _misspelt_path(spec: str) -> str | None:
+    """A renamed file or package: the last segment's stem with its last two letters swapped
+    (``./index.js`` -> ``./indxe.js``, ``reusify`` -> ``reusiyf``); ``..`` -> ``../indx``."""
+    if spec.startswith("node:"):
+        return None
+    if spec.rstrip("/").endswith((".", "..")):
+        return spec.rstrip("/") + "/indx"
+    head, _, last = spec.rpartition("/")
+    stem, dot, ext = last.partition(".")
+    if len(stem) < 3:
+        return None
+    swapped = stem[:-2] + stem[-1] + stem[-2]
+    return f"{head}/{swapped}{dot}{ext}" if head else f"{swapped}{dot}{ext}"
+
+
+def _import_sites(source: str, lang: str) -> list[tuple[int, str, str]]:
+    """``(line, before, after)``: a module specifier misspelt, on lines whose code imports."""
+    code = {
+        t.line for t in code_tokens(source, lang=lang) if t.text in ("require", "from", "import")
+    }
+    found = []
+    for number, line in enumerate(source.split("\n"), 1):
+        match = _SPECIFIER.search(line) if number in code else None
+        renamed = _misspelt_path(match[2]) if match else None
+        if match and renamed:
+            after = line[: match.start(2)] + renamed + line[match.end(2) :]
+            found.append((number, line, after))
+    return found
 
 
 def handles(name: str) -> bool:
@@ -145,6 +182,8 @@ def sites(source: str, kind: str, *, name: str) -> list[object]:
     from mutate import Edit  # mutate imports this module
 
     lang = EXTENSIONS[Path(name).suffix]
+    if kind == "bad_import":  # a load-time failure: the module is not found
+        return [Edit(line=n, before=b, after=a) for n, b, a in _import_sites(source, lang)]
     lines = source.split("\n")
     seen: dict[int, Edit] = {}
     for token, replacement in candidates(source, lang=lang, kind=KIND_NAMES.get(kind, kind)):

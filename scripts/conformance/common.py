@@ -366,9 +366,12 @@ def unverified(facts: Facts, text: str) -> list[str]:
 def frame_in(frame: str, plain: str) -> bool:
     path, _, line = frame.rpartition(":")
     base = path.rsplit("/", 1)[-1]
-    pats = (f"{path}:{line}", f'{path}", line {line}', f"{base}:{line}", f'{base}", line {line}')
-    # `lite.js:19` is not `lite.js:192` (uvu/dequal-2)
-    ends = (re.search(re.escape(p) + r"(?!\d)", plain) for p in pats)
+    full = (f"{path}:{line}", f'{path}", line {line}')
+    # a basename alone, not the end of another path: `test/index.js:90` is not `src/index.js:90`
+    # (tape/mri-2), `lite.js:19` is not `lite.js:192` (uvu/dequal-2)
+    bare = (f"{base}:{line}", f'{base}", line {line}')
+    ends = [re.search(re.escape(p) + r"(?!\d)", plain) for p in full]
+    ends += [re.search(r"(?<![\w/.-])" + re.escape(p) + r"(?!\d)", plain) for p in bare]
     return f"{path}({line}," in plain or any(m is not None for m in ends)
 
 

@@ -331,7 +331,8 @@ def read_tape(report: str, *, root: Path) -> Truth:
         if match[1] == "not ok" and test not in ids:
             ids.append(test)
     if not any(re.match(r"^# tests \d+$", line) for line in lines):  # the process died
-        crash = [m for line in lines if (m := re.match(r"^([A-Z]\w*(?:Error|Exception)): (.*)$", line))]
+        # node prints an error without a stack as `[SyntaxError: message]`
+        crash = [m for line in lines if (m := re.match(r"^\[?([A-Z]\w*(?:Error|Exception)): (.*?)\]?$", line))]
         died = [test] if test and crash and test not in ids else []
         source = "tape (TAP 13; the process died before its summary)"
         if ids:  # a failing assertion came first
@@ -368,6 +369,7 @@ TRUTHS = {
         lambda report, root: read_mocha(report, root=root, source="mocha --reporter json per npm workspace")
     ),
     "node-junit": make_truth(read_node_junit),
+    "node-junit-file": make_truth(read_node_junit, counts_only_if="# tests "),
     "ava-tap": make_truth(lambda report, root: read_tap(report, root=root, source="ava --tap")),
     "tap-tap": make_truth(lambda report, root: read_tap(report, root=root, source="tap -R tap")),
     "tape": make_truth(read_tape),

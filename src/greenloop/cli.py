@@ -48,6 +48,8 @@ def _main_process(argv: Sequence[str] | None) -> int:
         if text:
             sys.stdout.write(text)
             return 0
+    if argv is None and args_list[:2] == ["hook", "post-tool"]:
+        return _post_tool(args_list)
     # issue 16: the Stop hook runs on every agent turn, as a short-lived process of its own
     hook_process = argv is None and _stop_hook_args(args_list) is not None
     if hook_process:
@@ -72,24 +74,49 @@ def _main_process(argv: Sequence[str] | None) -> int:
     return code
 
 
-def _exit_now(code: int) -> None:
+def _post_tool(args_list: list[str]) -> int:
+    """``hook post-tool`` runs on every shell call of the agent (issue 25): a command that is no
+    verifier is answered before the code cache, the orphan sweep or the redacting streams."""
+    from greenloop.integrations import tool_gate
+
+    args = _post_tool_args(args_list)
+    raw = tool_gate.read_input(sys.stdin.buffer)
+    if args is not None and tool_gate.nothing_to_do(raw):
+        _exit_now(0, save=False)
+    import gc
+
+    gc.disable()  # nothing it builds outlives the process
+    from greenloop import codecache
+    from greenloop.redact import redacting_streams
+
+    codecache.install(args_list[0])
+    with redacting_streams():
+        code = _main(args_list, raw=raw)
+    _exit_now(code)
+    return code
+
+
+def _exit_now(code: int, *, save: bool = True) -> None:
     """End the process without tearing every module down (a tenth of the hook's own CPU).
 
     Only once the reply is written and flushed: the hook has no threads, and its files are
     closed and its temporary directories removed before ``_main`` returns."""
-    from contextlib import suppress
-
-    from greenloop import codecache
-
     for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed pipe: nothing more can reach the reader
+        try:  # noqa: SIM105 -- not contextlib: the post-tool gate exits here, importing nothing
             stream.flush()
-    codecache.save()  # after the reply: only a first run, or a new greenloop, writes it
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach the reader
+            pass
+    if save:
+        from greenloop import codecache
+
+        codecache.save()  # after the reply: only a first run, or a new greenloop, writes it
     os._exit(code)
 
 
-def _main(args_list: list[str]) -> int:
+def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
     args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
+    if args is not None and raw is not None:
+        args.raw = raw  # post-tool: the payload the gate read
     if args is None:
         parser = build_parser()
         args = parser.parse_args(_split_command(args_list, parser))
@@ -124,14 +151,33 @@ def _main(args_list: list[str]) -> int:
 
 def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     """``hook claude-stop [--no-cache]`` exactly, as the parser would read it (a test holds that)."""
+    if argv[:2] == ["hook", "post-tool"]:
+        return _post_tool_args(argv)
     if argv[:2] != ["hook", "claude-stop"] or argv[2:] not in ([], ["--no-cache"]):
         return None
     from types import SimpleNamespace  # argparse's Namespace without importing argparse
 
     handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
-    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop"}
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "claude-stop", "host": None}
     # not typing.cast: importing typing costs more than the rest of this path
     args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not argv[2:])  # type: ignore[assignment]
+    return args
+
+
+def _post_tool_args(argv: list[str]) -> argparse.Namespace | None:
+    """``hook post-tool [--host NAME]``: run on every shell call of the agent (issue 25)."""
+    rest = argv[2:]
+    if len(rest) == 1 and rest[0].startswith("--host="):
+        rest = rest[0].split("=", 1)
+    if rest and (len(rest) != 2 or rest[0] != "--host"):
+        return None
+    from types import SimpleNamespace
+
+    handler = _lazy("greenloop.integrations.tool_output", "main_post_tool")
+    fields = {"repo": ".", "verbose": 0, "command": [], "event": "post-tool", "cache": True}
+    args: argparse.Namespace = SimpleNamespace(  # type: ignore[assignment]
+        **fields, handler=handler, host=rest[1] if rest else None
+    )
     return args
 
 
@@ -271,11 +317,20 @@ def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run as an agent's Stop hook (reads the event JSON on stdin)",
         description="claude-stop: the Claude Code / Codex Stop hook. Green allows the stop; a "
         "failure blocks it with the digest; environment failures and untrusted greens are told "
-        "to the user only. Bounded per session by max_iters and by a repeated failure.",
+        "to the user only. Bounded per session by max_iters and by a repeated failure. "
+        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool): "
+        "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
-    p.add_argument("event", choices=("claude-stop",), help="the hook to run")
+    p.add_argument("event", choices=("claude-stop", "post-tool"), help="the hook to run")
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.set_defaults(handler=_lazy("greenloop.integrations.claude_hook", "main_hook"))
+    p.add_argument("--host", choices=("claude", "gemini"), help="post-tool: the payload's host")
+    p.set_defaults(handler=_hook_handler)
+
+
+def _hook_handler(args: argparse.Namespace) -> int:
+    if args.event == "post-tool":  # reached only for spellings the fast path does not take
+        return _lazy("greenloop.integrations.tool_output", "main_post_tool")(args)
+    return _lazy("greenloop.integrations.claude_hook", "main_hook")(args)
 
 
 def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -334,6 +389,18 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-time", type=float, help="wall-clock seconds for the whole run")
     p.add_argument("--timeout", type=float, help="seconds per verifier stage")
     p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop before an agent call that would pass this spend (from the usage it reports)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="the same cap in model tokens (prompt + completion)",
+    )
     p.add_argument(
         "--on-fail",
         choices=("revert", "keep"),

@@ -18,6 +18,8 @@ RUN_FLAGS = (
     "max_time",
     "timeout",
     "agent_timeout",
+    "max_cost",
+    "max_tokens",
     "on_fail",
     "on_regression",
     "allow_test_edits",
@@ -81,7 +83,8 @@ def _report_text(args: argparse.Namespace) -> str:
         from greenloop.batch.report import load_summary, render_batch
 
         out = Path(args.batch).resolve()
-        return render_batch(load_summary(out), args.format, out)
+        page_dir = Path(args.output).resolve().parent if args.output else Path.cwd()
+        return render_batch(load_summary(out), args.format, out, page_dir)
     if getattr(args, "bench", None):
         from greenloop.bench.report import load_bench, render_bench
 

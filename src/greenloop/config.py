@@ -42,6 +42,11 @@ class Config:
     """Agent iterations at most."""
     max_time: float = 3600.0
     """Wall-clock seconds for a whole run."""
+    max_cost: float | None = None
+    """US dollars the agent calls may spend in a run, from the usage the agent reports; checked
+    before each call, with the last call's cost as the estimate of the next (None: no cap)."""
+    max_tokens: int | None = None
+    """Model tokens (prompt + completion) the agent calls may use in a run, checked the same way."""
     agent: str | None = None
     """Agent preset name or shell command."""
     agent_timeout: float = 1800.0
@@ -75,6 +80,10 @@ class Config:
     """Stop hook and MCP ``verify``: reuse a green run while the tree is unchanged (issue 16)."""
     cache_ttl: float = 600.0
     """Seconds a green run may be reused for."""
+    tool_output: bool = True
+    """``hook post-tool``: replace the output of a verifier the agent ran through its shell tool
+    with the digest (the full output saved under the git dir). ``false``: leave it as it was;
+    ``GREENLOOP_TOOL_OUTPUT=0`` turns it off for one call."""
     source: str = ""
     """The file these settings were read from (``pyproject.toml [tool.greenloop]``), or ``""``."""
     timeout_origin: str = ""

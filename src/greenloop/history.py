@@ -82,6 +82,7 @@ RECOMMENDATIONS = {
     Result.UNRESOLVED: "The verifier was killed (signal/OOM) twice: run it by hand to see why.",
     Result.SUSPICIOUS_PASS: "Green, but the suite was weakened: review each finding before trusting it.",
     Result.AGENT_FAILURE: "The agent command itself failed: check its output in the run record.",
+    Result.BUDGET_EXHAUSTED: "The next agent call would pass the cost or token cap: read the last digest, then raise --max-cost / --max-tokens or fix the rest by hand.",
     Result.INTERRUPTED: "Interrupted: nothing was lost; run again when ready.",
 }
 

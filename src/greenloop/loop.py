@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, leftovers, record, rollback, signals, squash, trust
+from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -32,6 +32,7 @@ from greenloop.orphans import describe
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
+from greenloop.spend import over_budget, spent_of
 from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import plural, verifier_state
 
@@ -137,7 +138,12 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         f"  verifier ({cascade.source}):\n{stages}\n"
         f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
-        f"on failure: {config.on_fail}"
+        f"on failure: {config.on_fail}\n"
+        + spend.plan_line(
+            getattr(agent, "reports_usage", ""),
+            max_cost=config.max_cost,
+            max_tokens=config.max_tokens,
+        )
     )
 
 
@@ -164,6 +170,13 @@ def iterate(run: RunState, previous: Decision) -> Decision:
         return Decision(
             action=Action.STOP, result=Result.EXHAUSTED, reason="reached the wall-clock cap"
         )
+    over = over_budget(
+        spent_of([h.usage for h in run.history[1:]]),
+        max_cost=run.config.max_cost,
+        max_tokens=run.config.max_tokens,
+    )
+    if over:  # issue 27: checked before the costly call, never after it
+        return Decision(action=Action.STOP, result=Result.BUDGET_EXHAUSTED, reason=over)
     prompt = build_prompt(run, n)
     by_products = verifier_by_products(run)
     run.by_products.update(by_products)

@@ -26,6 +26,7 @@ class Result(StrEnum):
     UNRESOLVED = "unresolved"
     SUSPICIOUS_PASS = "suspicious_pass"
     AGENT_FAILURE = "agent_failure"
+    BUDGET_EXHAUSTED = "budget_exhausted"
     INTERRUPTED = "interrupted"
 
     @property
@@ -45,6 +46,7 @@ RESULT_EXIT = {
     Result.REGRESSION: 1,
     Result.NON_CONVERGENCE: 1,
     Result.AGENT_FAILURE: 1,
+    Result.BUDGET_EXHAUSTED: 1,
     Result.ENV_FAILURE: 3,
     Result.TIMEOUT: 4,
     Result.UNRESOLVED: 4,

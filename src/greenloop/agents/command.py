@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.agents.base import AgentOutcome, AgentRequest
+from greenloop.agents.base import AgentOutcome, AgentRequest, Usage
 from greenloop.agents.presets import PRESETS
+from greenloop.agents.usage import REPORTS_USAGE, usage_from_file, usage_from_output
 from greenloop.errors import FatalError
 from greenloop.orphans import describe
 from greenloop.process import build_env, executable_of, run_command, shell_can_run
@@ -30,6 +31,15 @@ class CommandAgent:
     environ: Mapping[str, str] | None = None
     continues: bool = True
     """False: each call is a fresh session of the agent, so the loop repeats the task."""
+    preset: str = ""
+    """The preset this command came from: its own output may carry its usage."""
+
+    @property
+    def reports_usage(self) -> str:
+        """``cost``, ``tokens`` or ``""``: what the loop's budget can count for this agent."""
+        if self.preset == "claude":
+            return "cost"
+        return "tokens" if self.preset in REPORTS_USAGE else ""
 
     @property
     def name(self) -> str:
@@ -46,11 +56,13 @@ class CommandAgent:
         )
         command = template.replace("{prompt_file}", shlex.quote(str(request.prompt_file)))
         summary_file = request.prompt_file.with_name(request.prompt_file.stem + ".summary")
+        usage_file = request.prompt_file.with_name(request.prompt_file.stem + ".usage.json")
         env = build_env(
             self.environ if self.environ is not None else os.environ,
             {
                 "GREENLOOP_PROMPT_FILE": str(request.prompt_file),
                 "GREENLOOP_SUMMARY_FILE": str(summary_file),
+                "GREENLOOP_USAGE_FILE": str(usage_file),
                 "GREENLOOP_ITERATION": str(request.iteration),
                 "GREENLOOP_MAX_ITERS": str(request.max_iters),
                 "GREENLOOP_RUN_ID": request.run_id,
@@ -79,6 +91,9 @@ class CommandAgent:
             output=result.merged,
             summary=read_summary(summary_file, result.merged),
             error=error,
+            usage=usage_from_file(usage_file)
+            or usage_from_output(self.preset, result.merged)
+            or Usage(),
             stopped=describe(result.escaped) if result.escaped else "",
         )
 
@@ -121,6 +136,7 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
         extra_env=preset.env,
         environ=environ,
         continues=preset.continues,
+        preset=preset.name,
     )
 
 

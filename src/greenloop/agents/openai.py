@@ -164,6 +164,11 @@ class OpenAIAgent:
     def continues(self) -> bool:
         return True  # self.messages holds the conversation across iterations
 
+    @property
+    def reports_usage(self) -> str:
+        """The API's token counts always; a cost only where the endpoint sends one."""
+        return "tokens"
+
     def describe(self) -> str:
         where = self.settings.base_url or "api.openai.com"
         mode = "tool calls" if self._tools else "SEARCH/REPLACE text edits"

@@ -7,12 +7,29 @@ from __future__ import annotations
 import argparse
 import sys
 
-RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout", "subset", "budget", "on_fail")
+from greenloop.errors import FatalError
+
+RUN_OPTIONS = (
+    "max_iters",
+    "max_time",
+    "timeout",
+    "agent_timeout",
+    "subset",
+    "budget",
+    "on_fail",
+    "max_cost",
+    "max_tokens",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON object per line (id, repo, ...)")
-    p.add_argument("--out", required=True, metavar="DIR", help="results, records and workspaces")
+    p.add_argument(
+        "tasks",
+        metavar="TASKS.jsonl",
+        help="one JSON object per line (id, repo, ...); or 'stats DIR': a batch's figures",
+    )
+    p.add_argument("stats_dir", nargs="?", help=argparse.SUPPRESS)  # batch stats DIR
+    p.add_argument("--out", metavar="DIR", help="results, records and workspaces (required)")
     p.add_argument("--agent", help="default agent for tasks without their own")
     p.add_argument("--workers", type=_positive_int, help="tasks at once (default: half the cores)")
     p.add_argument(
@@ -37,7 +54,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="agent calls at once across the batch (verifiers are not counted)",
     )
     p.add_argument("--redo", action="store_true", help="run tasks already in results.jsonl again")
+    p.add_argument(
+        "--redo-failed",
+        action="store_true",
+        help="run again the finished tasks that were not solved (and not invalid)",
+    )
     add_limits(p)
+    p.add_argument(
+        "--batch-max-cost",
+        type=_positive_float,
+        metavar="USD",
+        help="the whole batch's budget: no new task starts once its tasks have spent it",
+    )
+    p.add_argument(
+        "--batch-max-tokens", type=_positive_int, metavar="N", help="the same, in model tokens"
+    )
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
     p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
     p.add_argument(
@@ -61,9 +92,24 @@ def add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-time", type=_positive_float, help="wall-clock seconds per task")
     p.add_argument("--timeout", type=_positive_float, help="seconds per verifier stage")
     p.add_argument("--agent-timeout", type=_positive_float, help="seconds per agent call")
+    p.add_argument(
+        "--max-cost",
+        type=_positive_float,
+        metavar="USD",
+        help="what one task's agent calls may spend, from the usage the agent reports",
+    )
+    p.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="model tokens per task at most"
+    )
 
 
 def main_batch(args: argparse.Namespace) -> int:
+    if args.tasks == "stats":
+        return _main_stats(args)
+    if args.stats_dir is not None:
+        raise FatalError(f"batch takes one TASKS.jsonl, got also {args.stats_dir!r}")
+    if not args.out:
+        raise FatalError("batch needs --out DIR: where results, records and workspaces go")
     from greenloop.batch.report import render_batch
     from greenloop.batch.run import run_batch
 
@@ -77,12 +123,28 @@ def main_batch(args: argparse.Namespace) -> int:
         cpus_per_task=args.cpus_per_task,
         max_parallel_agents=args.max_parallel_agents,
         redo=args.redo,
+        redo_failed=args.redo_failed,
         overrides={k: getattr(args, k) for k in RUN_OPTIONS},
+        max_cost=args.batch_max_cost,
+        max_tokens=args.batch_max_tokens,
     )
     sys.stdout.write(render_batch(result.summary, args.format, result.out))
     if result.interrupted:
         print("greenloop: interrupted; run the same command again to resume", file=sys.stderr)
     return result.exit_code
+
+
+def _main_stats(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from greenloop.batch.stats import batch_stats, render_stats
+
+    where = args.stats_dir or args.out
+    if not where:
+        raise FatalError("batch stats needs the batch's DIR: greenloop batch stats DIR")
+    fmt = "json" if args.format == "json" else "text"
+    sys.stdout.write(render_stats(batch_stats(Path(where).resolve()), fmt))
+    return 0
 
 
 def _positive_int(text: str) -> int:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import html
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from greenloop.batch.results import SUMMARY
+from greenloop.batch.results import INVALID, SUMMARY
 from greenloop.errors import FatalError
 
 
@@ -30,19 +30,32 @@ def load_output(out: Path, name: str, command: str) -> dict[str, Any]:
     return data
 
 
-def render_batch(summary: Mapping[str, Any], fmt: str, out: Path | None = None) -> str:
+def render_batch(
+    summary: Mapping[str, Any], fmt: str, out: Path | None = None, page_dir: Path | None = None
+) -> str:
+    """``page_dir``: where an HTML page is written (its links are relative to it)."""
     if fmt == "json":
         return json.dumps(dict(summary), indent=2, default=str) + "\n"
     if fmt == "md":
         return render_markdown(summary)
     if fmt == "html":
-        return render_html(summary, out)
+        return render_html(summary, out, page_dir)
     return render_text(summary, out)
 
 
 def _headline(s: Mapping[str, Any]) -> str:
+    """``8/9 solved (89 %), 1 invalid: already green at baseline, 10 finished``."""
     rate = 100 * float(s.get("solve_rate", 0))
-    return f"{s['solved']}/{s['total']} solved ({rate:.0f} %), {s['finished']} finished"
+    head = f"{s['solved']}/{s.get('valid', s['total'])} solved ({rate:.0f} %)"
+    if s.get("invalid"):
+        head += f", {s['invalid']} invalid: already green at baseline"
+    return f"{head}, {s['finished']} finished"
+
+
+def _reason(task: Mapping[str, Any]) -> str:
+    """The task's reason, and for an environment failure what failed."""
+    reason = str(task.get("reason", ""))
+    return f"{reason}: {task['what_failed']}" if task.get("what_failed") else reason
 
 
 def _medians(s: Mapping[str, Any]) -> str:
@@ -62,6 +75,15 @@ def _spent(s: Mapping[str, Any]) -> list[str]:
     lines = []
     if s.get("cost_usd"):
         lines.append(f"cost ${s['cost_usd']:.4f}")
+    if s.get("budget"):
+        b = s["budget"]
+        caps = [f"${b['max_cost_usd']:g}"] if b.get("max_cost_usd") is not None else []
+        caps += [f"{b['max_tokens']:,} tokens"] if b.get("max_tokens") is not None else []
+        cap = " and ".join(caps)
+        lines.append(
+            f"batch budget {cap} reached (spent ${b['spent_usd']:.4f}, {b['spent_tokens']:,} "
+            f"tokens): {b['not_started']} task(s) not started; run again with a higher cap to go on"
+        )
     if s.get("agent_retry_wait_s"):
         lines.append(f"agents waited {s['agent_retry_wait_s']:.1f} s to retry after 429/5xx")
     return lines
@@ -75,7 +97,7 @@ def render_text(s: Mapping[str, Any], out: Path | None = None) -> str:
     lines.append("  tasks:")
     lines += [
         f"    {t['id']:<20} {t.get('result', ''):<16} {t.get('iterations', 0)} it  "
-        f"{float(t.get('wall_s') or 0):6.1f} s  {t.get('reason', '')}"
+        f"{float(t.get('wall_s') or 0):6.1f} s  {_reason(t)}"
         for t in s.get("tasks", [])
     ]
     lines += _next_steps(s, out)
@@ -112,53 +134,60 @@ def render_markdown(s: Mapping[str, Any]) -> str:
     lines += ["", "| task | result | iterations | wall s | reason |", "|---|---|---:|---:|---|"]
     lines += [
         f"| {t['id']} | {t.get('result')} | {t.get('iterations', 0)} | "
-        f"{float(t.get('wall_s') or 0):.1f} | {t.get('reason', '')} |"
+        f"{float(t.get('wall_s') or 0):.1f} | {_reason(t)} |"
         for t in s.get("tasks", [])
     ]
     return "\n".join(lines) + "\n"
 
 
-def render_html(s: Mapping[str, Any], out: Path | None) -> str:
-    e = html.escape
-    rows = "".join(
-        f"<tr><td>{_task_link(t, out)}</td><td class={e(str(t.get('result')))}>"
-        f"{e(str(t.get('result')))}</td><td>{t.get('iterations', 0)}</td>"
-        f"<td>{float(t.get('wall_s') or 0):.1f}</td><td>{e(str(t.get('reason', '')))}</td></tr>"
+def render_html(s: Mapping[str, Any], out: Path | None, page_dir: Path | None = None) -> str:
+    """One page, styled as a run's page; task links are relative to ``page_dir`` (where it is
+    written; the current directory for stdout), so they resolve wherever ``-o`` puts it."""
+    from greenloop.html_report import RESULT_TONES, template_env
+
+    def tone(result: object) -> str:
+        return "invalid" if result == INVALID else RESULT_TONES.get(str(result), "bad")
+
+    tasks = [
+        {
+            "id": str(t["id"]),
+            "href": _task_link(t, out, page_dir or Path.cwd()),
+            "result": str(t.get("result")),
+            "tone": tone(t.get("result")),
+            "iterations": t.get("iterations", 0),
+            "wall_s": float(t.get("wall_s") or 0),
+            "reason": _reason(t),
+        }
         for t in s.get("tasks", [])
-    )
-    reasons = "".join(
-        f"<tr><td>{e(r['result'])}</td><td>{e(r['reason'])}</td><td>{r['count']}</td></tr>"
-        for r in s.get("by_reason", [])
-    )
-    slowest = "".join(f"<li>{e(str(t['id']))}: {t['wall_s']:.1f} s</li>" for t in s["slowest"])
-    costly = "".join(
-        f"<li>{e(str(t['id']))}: ${t['cost_usd']:.4f}</li>" for t in s.get("costliest", [])
-    )
+    ]
+    by_reason = [{**r, "tone": tone(r["result"])} for r in s.get("by_reason", [])]
+    everything = s.get("solved", 0) == s.get("total")
     return (
-        "<!doctype html><meta charset=utf-8><title>greenloop batch</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 8px}"
-        ".success{color:#070}</style>"
-        f"<h1>greenloop batch</h1><p>{e(_headline(s))}</p><p>{e(_medians(s))}</p>"
-        + "".join(f"<p>{e(line)}</p>" for line in _spent(s))
-        + f"<h2>By result</h2><table><tr><th>result<th>reason<th>tasks</tr>{reasons}</table>"
-        f"<h2>Slowest</h2><ul>{slowest}</ul>"
-        + (f"<h2>Costliest</h2><ul>{costly}</ul>" if costly else "")
-        + "<h2>Tasks</h2><table><tr><th>task<th>result<th>iterations<th>wall s<th>reason</tr>"
-        f"{rows}</table>\n"
+        template_env()
+        .get_template("batch.html.j2")
+        .render(
+            headline=_headline(s),
+            medians=_medians(s),
+            spent=_spent(s),
+            tone="ok" if everything else "bad",
+            by_reason=by_reason,
+            slowest=s.get("slowest", []),
+            costliest=s.get("costliest", []),
+            tasks=tasks,
+        )
     )
 
 
-def _task_link(task: Mapping[str, Any], out: Path | None) -> str:
-    """Each task's own HTML report, rendered next to its run record."""
-    name = html.escape(str(task["id"]))
+def _task_link(task: Mapping[str, Any], out: Path | None, page_dir: Path) -> str:
+    """Each task's own HTML report, rendered next to its run record; '' when it has none."""
     if out is None:
-        return name
+        return ""
     record = out / "records" / str(task["id"])
     report = record / "report.json"
     if not report.is_file():
-        return name
+        return ""
     from greenloop.html_report import render_html as render_run_html
 
     page = record / "report.html"
     page.write_text(render_run_html(json.loads(report.read_text(encoding="utf-8"))), "utf-8")
-    return f'<a href="records/{name}/report.html">{name}</a>'
+    return Path(os.path.relpath(page, page_dir.resolve())).as_posix()

@@ -16,7 +16,10 @@ from greenloop.batch.tasks import Task
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 # A row with this result is kept (nothing lost) but does not count as finished: a rerun resumes it.
-RESUMABLE = frozenset({"interrupted"})
+# "error": the task never got its loop (no agent, a bad config, a worker that died).
+RESUMABLE = frozenset({"interrupted", "error"})
+# Already green at baseline: the task verifies nothing an agent did, so it is out of the solve rate.
+INVALID = "invalid"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,7 +29,19 @@ class Plan:
     todo: tuple[Task, ...]
     done: tuple[str, ...]
     changed: tuple[str, ...]
-    """One line per finished id whose TASKS line changed since it ran (skipped, reported)."""
+    """One line per finished id whose TASKS line or options changed since it ran (skipped)."""
+    again: tuple[str, ...] = ()
+    """Ids to run again: their last row was an error or an interruption (or a failure, with
+    ``--redo-failed``)."""
+
+    def found(self) -> str:
+        """What a resumed batch found, in one line; empty for a batch that starts afresh."""
+        if not self.done and not self.again:
+            return ""
+        fresh = len(self.todo) - len(self.again)
+        parts = [f"{len(self.done)} finished (skipped)", f"{len(self.again)} to run again"]
+        parts += [f"{fresh} not started yet"] if fresh else []
+        return "resuming: " + ", ".join(parts)
 
 
 def read_rows(out: Path) -> list[dict[str, Any]]:
@@ -68,21 +83,41 @@ def latest_by_id(rows: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, An
     return latest
 
 
-def plan_run(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]], *, redo: bool) -> Plan:
+def plan_run(
+    tasks: Sequence[Task],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    redo: bool,
+    redo_failed: bool = False,
+    options: str = "",
+) -> Plan:
+    """``options``: the fingerprint of this run's agent and flags, to report a finished task's."""
     latest = latest_by_id(r for r in rows if r.get("result") not in RESUMABLE)
-    todo, done, changed = [], [], []
+    tried = {str(r["id"]) for r in rows}
+    todo, done, changed, again = [], [], [], []
     for task in tasks:
         row = latest.get(task.id)
-        if row is None or redo:
+        failed = row is not None and row.get("result") not in ("success", INVALID)
+        if row is None or redo or (redo_failed and failed):
             todo.append(task)
+            again += [task.id] if task.id in tried else []
             continue
         done.append(task.id)
-        if row.get("task_fingerprint") != task.fingerprint:
-            changed.append(
-                f"{task.id} (line {task.line}) changed since it finished as {row.get('result')}; "
-                "skipped: pass --redo to run it again"
-            )
-    return Plan(todo=tuple(todo), done=tuple(done), changed=tuple(changed))
+        changed += _changed(task, row, options)
+    return Plan(todo=tuple(todo), done=tuple(done), changed=tuple(changed), again=tuple(again))
+
+
+def _changed(task: Task, row: Mapping[str, Any], options: str) -> list[str]:
+    if row.get("task_fingerprint") != task.fingerprint:
+        what = "changed"
+    elif options and row.get("options_fingerprint") not in (None, options):
+        what = "is run with another agent or other options"
+    else:
+        return []
+    return [
+        f"{task.id} (line {task.line}) {what} since it finished as {row.get('result')}; "
+        "skipped: pass --redo to run it again"
+    ]
 
 
 def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -91,22 +126,25 @@ def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[
     latest = [r for i, r in latest_by_id(rows).items() if i in ids]
     by_result = Counter(str(r.get("result")) for r in latest)
     solved = by_result.get("success", 0)
+    valid = len(tasks) - by_result.get(INVALID, 0)
     return {
         "total": len(tasks),
         "finished": sum(1 for r in latest if r.get("result") not in RESUMABLE),
         "solved": solved,
-        "solve_rate": round(solved / len(tasks), 4) if tasks else 0.0,
+        "invalid": by_result.get(INVALID, 0),
+        "valid": valid,
+        "solve_rate": round(solved / valid, 4) if valid else 0.0,
         "by_result": dict(sorted(by_result.items())),
         "by_reason": _by_reason(latest),
         "median": {
-            k: _median(latest, k) for k in ("wall_s", "agent_s", "verifier_s", "iterations")
+            k: median_of(latest, k) for k in ("wall_s", "agent_s", "verifier_s", "iterations")
         },
         "cost_usd": round(sum(float(r.get("cost_usd") or 0.0) for r in latest), 6),
         "agent_retry_wait_s": round(
             sum(float(r.get("agent_retry_wait_s") or 0) for r in latest), 3
         ),
-        "slowest": _top(latest, "wall_s"),
-        "costliest": _top(latest, "cost_usd"),
+        "slowest": top_by(latest, "wall_s"),
+        "costliest": top_by(latest, "cost_usd"),
         "tasks": [dict(r) for r in sorted(latest, key=lambda r: str(r["id"]))],
     }
 
@@ -127,12 +165,12 @@ def _by_reason(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _median(rows: Sequence[Mapping[str, Any]], key: str) -> float | None:
+def median_of(rows: Sequence[Mapping[str, Any]], key: str) -> float | None:
     values = [float(r[key]) for r in rows if isinstance(r.get(key), int | float)]
     return round(statistics.median(values), 3) if values else None
 
 
-def _top(rows: Sequence[Mapping[str, Any]], key: str, n: int = 5) -> list[dict[str, Any]]:
+def top_by(rows: Sequence[Mapping[str, Any]], key: str, n: int = 5) -> list[dict[str, Any]]:
     ranked = sorted(
         (r for r in rows if isinstance(r.get(key), int | float) and r[key]),
         key=lambda r: -float(r[key]),

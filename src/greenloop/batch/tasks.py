@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -55,41 +56,61 @@ def load_tasks(path: Path) -> tuple[Task, ...]:
 
 
 def parse_tasks(text: str, *, base: Path, name: str = "TASKS.jsonl") -> tuple[Task, ...]:
+    tasks, problems = collect_tasks(text, base=base, name=name)
+    raise_problems(problems)
+    return tasks
+
+
+def raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise FatalError(f"{len(problems)} problem(s) in the tasks:\n" + "\n".join(problems))
+
+
+def collect_tasks(
+    text: str, *, base: Path, name: str = "TASKS.jsonl"
+) -> tuple[tuple[Task, ...], list[str]]:
+    """The lines that parse, and one problem line per fault of every line (a bad line's id too)."""
     tasks: list[Task] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        task, line_problems = _parse_line(raw, number, base)
+        task, line_problems, task_id = _parse_line(raw, number, base)
         problems += [f"{name}:{number}: {p}" for p in line_problems]
-        if task is None:
+        if task_id is not None and task_id in seen:
+            problems.append(f"{name}:{number}: id {task_id!r} already used on line {seen[task_id]}")
             continue
-        if task.id in seen:
-            problems.append(f"{name}:{number}: id {task.id!r} already used on line {seen[task.id]}")
-            continue
-        seen[task.id] = number
-        tasks.append(task)
+        if task_id is not None:
+            seen[task_id] = number
+        if task is not None:
+            tasks.append(task)
     if not tasks and not problems:
         problems.append(f"{name}: no tasks (one JSON object per line)")
-    if problems:
-        raise FatalError(f"{len(problems)} problem(s) in the tasks:\n" + "\n".join(problems))
-    return tuple(tasks)
+    return tuple(tasks), problems
 
 
-def _parse_line(raw: str, number: int, base: Path) -> tuple[Task | None, list[str]]:
+def _parse_line(raw: str, number: int, base: Path) -> tuple[Task | None, list[str], str | None]:
+    """The line's task (None when it has a problem), its problems, and its id when it has one."""
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, [f"not valid JSON ({exc.msg} at column {exc.colno})"]
+        return None, [f"not valid JSON ({exc.msg} at column {exc.colno})"], None
     if not isinstance(data, dict):
-        return None, ["expected a JSON object"]
-    problems = [f"unknown key {k!r}" for k in data if k not in KNOWN_KEYS]
+        return None, ["expected a JSON object"], None
+    task_id = data["id"] if not _id(data.get("id"), "id") else None
+    problems = [_unknown_key(k) for k in data if k not in KNOWN_KEYS]
     problems += [p for key, check in _CHECKS.items() if key in data for p in check(data[key], key)]
     problems += [f"{key!r} is required" for key in ("id", "repo") if key not in data]
     if problems:
-        return None, problems
-    return _task_of(data, number, base), []
+        return None, problems, task_id
+    return _task_of(data, number, base), [], task_id
+
+
+def _unknown_key(key: str) -> str:
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown key {key!r}{hint}; known keys: {', '.join(KNOWN_KEYS)}"
 
 
 def _task_of(data: dict[str, Any], number: int, base: Path) -> Task:

@@ -113,7 +113,7 @@ def _run_loop(
         command=_command(task),
         progress=lambda line: phase(_phase_of(line)),
     )
-    row = _row_of(result)
+    row = _row_of(result) | _invalid(result) | _what_failed(result)
     if limited is not None:
         row["agent_slot_wait_s"] = round(sum(limited.waits), 3)
     return row, _read_record(Path(result.record_dir))
@@ -168,6 +168,25 @@ def _row_of(result: Any) -> dict[str, Any]:
         "attempt_ref": result.attempt_ref,
         "run_id": result.run_id,
         "suspicious": [f.kind for f in result.suspicious],
+    }
+
+
+def _what_failed(result: Any) -> dict[str, Any]:
+    """An environment failure's own cause, from its digest ("What failed: No module named 'x'")."""
+    if result.result.value != "env_failure":
+        return {}
+    lines = [ln.strip() for ln in str(result.last_digest).splitlines() if ln.strip()]
+    line = next((ln for ln in lines if ln.startswith("What failed:")), lines[0] if lines else "")
+    return {"what_failed": line.removeprefix("What failed:").strip()[:300]} if line else {}
+
+
+def _invalid(result: Any) -> dict[str, Any]:
+    """A task already green at baseline: no agent was called, nothing was verified (not solved)."""
+    if result.result.value != "success" or result.iterations != 0:
+        return {}
+    return {
+        "result": "invalid",
+        "reason": "already green at baseline: nothing for the agent to fix",
     }
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout")
+RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout", "max_cost", "max_tokens")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

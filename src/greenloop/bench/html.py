@@ -7,7 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from greenloop.bench.report import COLUMNS, columns, comparisons, curves, headline, label, pair_line
+from greenloop.bench.report import (
+    COLUMNS,
+    Curve,
+    columns,
+    comparisons,
+    curves,
+    headline,
+    label,
+    pair_line,
+)
 from greenloop.html_report import (
     CHART_H,
     CHART_W,
@@ -30,6 +39,13 @@ class Series:
     polyline: str
     tone: str
     final_rate: float
+    points: tuple[tuple[float, float], ...] = ()
+    """Markers at each iteration, so a line under another still shows where it runs."""
+    coincides: str = ""
+    """The label of an earlier series with the very same rates: this one is drawn dashed on
+    top of it (the earlier one wider), and the legend says so."""
+    under: bool = False
+    """A later series coincides with this one: drawn wider, so both stay visible."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,12 +83,16 @@ def build_solve_chart(data: Mapping[str, Any]) -> SolveChart:
     def y_of(rate: float) -> float:
         return round(bottom - (bottom - PAD_T) * rate, 1)
 
+    same = _coinciding([c.rates for c in found])
     series = tuple(
         Series(
             label=curve.label,
             polyline=" ".join(f"{x_of(k)},{y_of(r)}" for k, r in enumerate(curve.rates)),
             tone=f"s{n % SERIES_CLASSES}",
             final_rate=curve.rates[-1],
+            points=tuple((x_of(k), y_of(r)) for k, r in enumerate(curve.rates)),
+            coincides=_label_at(found, same[n]),
+            under=n in same,
         )
         for n, curve in enumerate(found)
     )
@@ -89,3 +109,17 @@ def build_solve_chart(data: Mapping[str, Any]) -> SolveChart:
         plot_bottom=bottom,
     )
     return SolveChart(axes=axes, series=series)
+
+
+def _label_at(found: list[Curve], index: int | None) -> str:
+    return found[index].label if index is not None else ""
+
+
+def _coinciding(rates: list[tuple[float, ...]]) -> list[int | None]:
+    """For each series, the index of the first earlier one with the same rates, else None."""
+    first: dict[tuple[float, ...], int] = {}
+    found: list[int | None] = []
+    for n, r in enumerate(rates):
+        found.append(first.get(r))
+        first.setdefault(r, n)
+    return found

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from greenloop.bench.names import agent_name
 from greenloop.bench.run import BENCH
 
 FORMATS = ("text", "json", "md", "html")
@@ -45,7 +46,8 @@ def render_bench(data: Mapping[str, Any], fmt: str) -> str:
 
 
 def label(row: Mapping[str, Any]) -> str:
-    return f"{row['agent']} [{row['feedback']}]"
+    """``oracle.py [digest]``: the agent's short name (a preset's, a script's basename) and arm."""
+    return f"{row.get('name') or agent_name(str(row['agent']))} [{row['feedback']}]"
 
 
 def headline(data: Mapping[str, Any]) -> str:
@@ -115,7 +117,10 @@ def comparisons(data: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dic
 
 
 def pair_line(pair: Mapping[str, Any]) -> str:
-    first, second = (f"{a} [{f}]" for a, f in (pair["first"], pair["second"]))
+    names = pair.get("names") or [agent_name(str(pair[k][0])) for k in ("first", "second")]
+    first, second = (
+        f"{n} [{f}]" for n, (_, f) in zip(names, (pair["first"], pair["second"]), strict=True)
+    )
     return (
         f"{first} vs {second}: on {pair['mutants']} mutants, {pair['only_first']} solved by the "
         f"first only, {pair['only_second']} by the second only (difference "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,17 @@ from typing import Any
 from greenloop import git
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import Mutant
+from greenloop.bench.names import agent_names
 from greenloop.classify import Verdict
 from greenloop.config import load_config
 from greenloop.errors import FatalError
 
 BENCH = "bench.json"
 ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}
+ARM_READS = {
+    "digest": "each agent reads greenloop's digest",
+    "raw": "each agent reads the verifier's raw output",
+}
 
 
 def run_bench(
@@ -58,7 +64,14 @@ def run_bench(
     )  # fmt: skip
     tasks = _write_tasks(out, root, chosen.kept, agents, command, setup)
     rows: dict[str, list[dict[str, Any]]] = {}
+    names = ", ".join(f"a{i} = {n}" for i, n in enumerate(agent_names(agents)))
     for arm in ARMS[feedback]:  # identical batches but for what the agent reads
+        print(
+            f"greenloop bench: arm {arm!r} ({ARM_READS[arm]}): {len(chosen.kept)} mutants x "
+            f"{len(agents)} agents ({names})",
+            file=sys.stderr,
+            flush=True,
+        )
         batch = run_batch(
             tasks, out=out / f"batch-{arm}", executor=executor, workers=workers,
             overrides={**(overrides or {}), "feedback": arm},
@@ -109,8 +122,14 @@ def _report(
         for i, agent in enumerate(agents)
     }
     keys = list(arms)
+    name = dict(zip(agents, agent_names(agents), strict=True))
     pairs = [
-        {"first": list(a), "second": list(b), **score.paired(arms[a], arms[b])}
+        {
+            "first": list(a),
+            "second": list(b),
+            "names": [name[a[0]], name[b[0]]],
+            **score.paired(arms[a], arms[b]),
+        }
         for n, a in enumerate(keys)
         for b in keys[n + 1 :]
     ]
@@ -122,7 +141,12 @@ def _report(
             {"id": m.id, "path": m.path, "line": m.line, "kind": m.kind} for m in chosen.kept
         ],
         "agents": [
-            {"agent": agent, "feedback": arm, **score.agent_score(list(found.values()))}
+            {
+                "agent": agent,
+                "name": name[agent],
+                "feedback": arm,
+                **score.agent_score(list(found.values())),
+            }
             for (agent, arm), found in arms.items()
         ],
         "pairs": pairs,

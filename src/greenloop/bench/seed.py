@@ -73,11 +73,23 @@ def select(
 def _applied(tree: Path, mutant: Mutant) -> Iterator[None]:
     path = tree / mutant.path
     original = path.read_text(encoding="utf-8")
-    path.write_text(mutant.apply(original), encoding="utf-8")
+    _write_fresh(path, mutant.apply(original))
     try:
         yield
     finally:
-        path.write_text(original, encoding="utf-8")
+        _write_fresh(path, original)
+
+
+def _write_fresh(path: Path, text: str) -> None:
+    """Write ``text`` with no stale bytecode left to stand in for it.
+
+    Python trusts a ``__pycache__`` entry whose recorded source mtime (whole seconds) and size
+    match: a same-length mutant (``<`` for ``>``) written within the second of the previous one
+    ran the previous one's bytecode, so a rerun with the same seed could keep other mutants."""
+    path.write_text(text, encoding="utf-8")
+    if path.suffix == ".py":
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            cached.unlink(missing_ok=True)
 
 
 def export_head(repo: Path, dest: Path) -> Path:

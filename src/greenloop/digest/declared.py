@@ -10,11 +10,13 @@ unrelated distribution of that name.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
-from typing import Any
 
 from greenloop import toml_cache
+
+TYPE_CHECKING = False  # not typing's, nor tomllib at import: the hooks load this on every call
+if TYPE_CHECKING:
+    from typing import Any
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -49,7 +51,7 @@ def _pyproject(root: Path) -> dict[str, Any]:
         return {}
     try:
         return toml_cache.load(path)
-    except (OSError, tomllib.TOMLDecodeError, ValueError):
+    except (OSError, ValueError):  # tomllib.TOMLDecodeError is a ValueError
         return {}
 
 

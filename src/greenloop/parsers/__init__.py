@@ -53,6 +53,7 @@ PARSERS: dict[str, str] = {
     "jasmine": "jasmine:parse",
     "ava": "ava:parse",
     "tap": "tap:parse",
+    "tap-spec": "tap_spec:parse",
     "go": "go:parse",
     "ruby": "ruby:parse",
     "native": "native:parse",
@@ -81,6 +82,7 @@ COMMAND_WORDS: dict[str, str] = {
     "jasmine": "jasmine",
     "ava": "ava",
     "tap": "tap",
+    "tap-spec": "tap-spec",
     "go": "go",
     **dict.fromkeys(("rspec", "rake", "ruby", "rails", "minitest"), "ruby"),
     **dict.fromkeys(

@@ -49,6 +49,8 @@ ESLINT_CRASH = "Oops! Something went wrong!"
 RULE_CRASH = "\nOccurred while linting "
 _NODE_HEADER = re.compile(r"^(?P<file>/\S+?):(?P<line>\d+)$")
 _NODE_ERROR = re.compile(r"^(?P<type>[A-Z]\w*(?:Error|Exception)): (?P<msg>.+)$")
+# TAP whose plan comes first (vitest's `tap`/`tap-flat`): counted from its points
+_PLAN_FIRST = re.compile(r"^TAP version \d+\n1\.\.\d+$", re.M)
 _NODE_AT = re.compile(r"^\s+at (?:(?P<fn>.+?) \()?(?P<file>[^\s()]+?):(?P<line>\d+):\d+\)?$")
 
 
@@ -110,9 +112,16 @@ def _node(
         failures, killed = failures + found, killed + k
     if "# tests " in text or "\u2139 tests " in text:
         return failures, killed, node_test.node_counts(lines)
+    counts = Counts()
+    if "TAP version " in text and _PLAN_FIRST.search(text):  # vitest's tap reporters: no `# tests`
+        from greenloop.parsers import tap
+
+        counts = tap.leaf_counts(lines)
     if "^" in text and sniff.NODE_UNCAUGHT.search(text):  # node died before its summary (tape)
         failures = failures + node_test.uncaught(lines, root)
-    return failures, killed, Counts()
+    elif not failures and any(m in text for m in sniff.NOT_FOUND):
+        failures = node_test.uncaught(lines, root)  # printed by a runner, no node header
+    return failures, killed, counts
 
 
 def _tsc(lines: list[str], root: str) -> tuple[list[Failure], Counts]:

@@ -1,4 +1,4 @@
-"""mocha: the spec reporter (its default) and ``--reporter json``."""
+"""mocha: the spec reporter (its default), ``--reporter tap`` and ``--reporter json``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 
+from greenloop.parsers import node_test, sniff
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative
 from greenloop.parsers.js_tests import js_frames, project_frame, split_error
 from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserInput
@@ -15,6 +16,8 @@ _BLOCK = re.compile(r"^  (?P<n>\d+)\) (?P<title>\S.*)$")
 _CRASH = re.compile(
     r"^\s*Exception during run: (?P<type>\w+)(?:\[ @(?P<file>[^\]]*?) \])?: (?P<msg>.+)$"
 )
+_TAP_NOT_OK = re.compile(r"^not ok \d+ (?!- )(?P<title>.+?)(?: # (?:SKIP|TODO)\b.*)?$")
+_TYPED = re.compile(r"^(?:[A-Z]\w*)?(?:Error|Exception)(?: \[\w+\])?: ")
 _NPM_LINE = re.compile(r"^(?:> \S+@\S* \S|npm (?:error|ERR!) )")
 _INSPECT_NOISE = re.compile(r"^(?:generatedMessage|code|operator): |^[{}]$")
 
@@ -30,9 +33,62 @@ def parse(inp: ParserInput) -> ParseResult:
         + crashes,
         key=lambda pair: pair[0],
     )
+    if not found and not _counts(lines).summary_seen:
+        found = _tap(lines, inp.root)  # `--reporter tap`: `not ok 13 <title>`, the error indented
+    if not found and not _counts(lines).summary_seen:  # node died loading a test file (CJS)
+        found = [(0, f) for f in _uncaught(lines, inp.root)]
+        crashes = found
     counts = replace(_counts(lines), errors=len(crashes))
     failures = tuple(f for _, f in found[:MAX_FAILURES])
     return ParseResult(tool="mocha", failures=failures, counts=counts)
+
+
+def _tap(lines: list[str], root: str) -> list[tuple[int, Failure]]:
+    """mocha's TAP reporter: ``not ok N <full title>`` (no ``-``), then the error message, the
+    assertion's diff, ``AssertionError [ERR_ASSERTION]: …`` and its stack, indented 2."""
+    found: list[tuple[int, Failure]] = []
+    for i, line in enumerate(lines):
+        m = _TAP_NOT_OK.match(line) if line.startswith("not ok ") else None
+        if m is None or len(found) >= MAX_FAILURES:
+            continue
+        body = []
+        for b in lines[i + 1 : i + 300]:
+            if not b.startswith("  ") and b.strip():
+                break
+            body.append(b)
+        found.append((i, _tap_failure(m["title"], body, root)))
+    return found
+
+
+def _tap_failure(title: str, body: list[str], root: str) -> Failure:
+    frames = js_frames(body, root)
+    text = [b.strip() for b in body if b.strip() and not b.lstrip().startswith("at ")]
+    typed = next((t for t in text if _TYPED.match(t)), "")
+    error_type, said = split_error(typed or (text[0] if text else ""))
+    message = said.rstrip(":").strip()
+    where = project_frame(frames)
+    return Failure(
+        kind=Kind.TEST,
+        id=title,
+        file=where.file if where else "",
+        line=where.line if where else None,
+        error_type=error_type,
+        message=message,
+        frames=frames,
+        detail=capped([t for t in text if t not in (typed, message, f"{message}:")][:12]),
+    )
+
+
+def _uncaught(lines: list[str], root: str) -> list[Failure]:
+    """node's uncaught-exception block: mocha requires the test files itself (`--reporter tap`
+    prints nothing before it), so a syntax error or a module not found ends node first; mocha's
+    ESM file loader prints a module not found itself (etag-3: no header, ``Require stack:``)."""
+    text = "\n".join(lines)
+    if "^" in text and sniff.NODE_UNCAUGHT.search(text):
+        return node_test.uncaught(lines, root)
+    if "Require stack:" in text or "ERR_MODULE_NOT_FOUND" in text:  # mocha printed it (ESM loader)
+        return [replace(f, kind=Kind.CRASH) for f in node_test.load_errors(lines, root)[:1]]
+    return []
 
 
 def _failing_sections(lines: list[str]) -> list[tuple[int, list[str]]]:

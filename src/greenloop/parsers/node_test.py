@@ -23,9 +23,19 @@ _SCRIPT = re.compile(r"(?:^/|\.[cm]?[jt]sx?$)")
 _NO_SIGNAL = {"", "~", "null"}
 # node's uncaught-exception block: `file:LINE`, the source line, a caret, then `XError: message`
 _LOAD_ERROR = re.compile(
-    r"^(?P<type>[A-Z][\w.$]*(?:Error|Exception))(?: \[\w+\])?(?:: (?P<msg>.*))?$"
+    r"^(?P<type>(?:[A-Z][\w.$]*)?(?:Error|Exception))(?: \[\w+\])?(?:: (?P<msg>.*))?$"
 )
 _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<line>\d+)$")
+# thrown from node's own module loader (`node:internal/modules/cjs/loader:1210`, `throw err;`): a
+# module not found (MODULE_NOT_FOUND, ERR_MODULE_NOT_FOUND); the project's place is in the stack,
+# the `Require stack:` below the message (CJS) or its `imported from <file>` (ESM)
+_INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
+_TIME = re.compile(r"\s+# time=[\d.]+m?s$")
+_NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
+_NESTED_MESSAGE = re.compile(r"^\s*message: ")
+_NODE_TRAILER = re.compile(r"^(?:# )?Node\.js v\d+\.\d+\.\d+$")
+_REQUIRED_BY = re.compile(r"^- (?P<file>/\S+)$")
+_IMPORTED_FROM = re.compile(r" imported from (?P<file>(?:file://)?/\S+?)\s*$")
 # util.inspect's own properties after a stack: noise, not facts (actual/expected stay)
 _INSPECT_NOISE = re.compile(r"^(?:generatedMessage: \w+,?|code: '\w+',?|operator: '\w+',?|[{}])$")
 
@@ -75,11 +85,13 @@ def uncaught(lines: list[str], root: str) -> list[Failure]:
         return []
     first = errors[0]
     said = f"{first.error_type}: {first.message}"
-    before = lines[: next((i for i, ln in enumerate(lines) if ln.startswith(said)), len(lines))]
+    said_at = (i for i, ln in enumerate(lines) if _unbracket(ln).startswith(said))
+    before = lines[: next(said_at, len(lines))]
     tests = [t["name"] for ln in before if ln.startswith("# ") and (t := _TAPE_TEST.match(ln))]
     if tests and any(ln.startswith("TAP version") for ln in before):
         return [replace(first, id=tests[-1].strip())]
-    return [replace(first, kind=Kind.CRASH, id=f"{first.file}:{first.line}")]
+    place = f"{first.file}:{first.line}" if first.line else first.file
+    return [replace(first, kind=Kind.CRASH, id=place)]
 
 
 def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
@@ -95,9 +107,10 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         if not m or len(failures) >= MAX_FAILURES:
             continue
         depth = len(m["indent"])
-        own = relative(m["name"].strip(), root)  # a test file that died is named by its path
+        # a test file that died is named by its path; vitest's TAP adds ` # time=1.00ms`
+        own = relative(_TIME.sub("", m["name"]).strip(), root)
         name = " > ".join([p[1] for p in parents if p[0] < depth] + [own])
-        fields = yaml_block(lines, i + 1, depth + 2)
+        fields = yaml_block(lines, i + 1, _key_indent(lines, i + 2, depth + 2))
         if _unquote(fields.get("failureType", "")) == "subtestsFailed":
             continue
         signal = _unquote(fields.get("signal", ""))
@@ -105,6 +118,12 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
             killed.append(f"{name} ({signal})")
         failures.append(_tap_failure(name, fields, signal, root))
     return failures, killed
+
+
+def _key_indent(lines: list[str], at: int, default: int) -> int:
+    """The indent of a YAML block's keys: node's TAP puts them 2 deeper than the point, vitest's 4."""
+    line = lines[at] if at < len(lines) else ""
+    return len(line) - len(line.lstrip(" ")) if _KEY.match(line) else default
 
 
 def yaml_block(lines: list[str], start: int, indent: int) -> dict[str, str]:
@@ -121,8 +140,9 @@ def yaml_block(lines: list[str], start: int, indent: int) -> dict[str, str]:
             key = m["key"]
             value = m["value"] or ""
             fields[key] = "" if value in ("|-", "|", ">-", ">") else value
-        elif key:
-            fields[key] = (fields[key] + "\n" + line[indent + 2 :]).lstrip("\n")
+        elif key:  # a quoted scalar may go on at column 0 (vitest: esbuild's message)
+            cut = min(indent + 2, len(line) - len(line.lstrip(" ")))
+            fields[key] = (fields[key] + "\n" + line[cut:]).lstrip("\n")
     return fields
 
 
@@ -134,10 +154,9 @@ def _unquote(value: str) -> str:
 
 
 def _tap_failure(name: str, fields: dict[str, str], signal: str, root: str) -> Failure:
-    error = [_unquote(e) for e in fields.get("error", "").split("\n")]
+    error_type, error = _tap_error(fields)
     frames = js_frames(["at " + s.strip() for s in fields.get("stack", "").split("\n")], root)
-    where = project_frame(frames) or _location(fields.get("location", ""), root)
-    error_type = _unquote(fields.get("name", "")) or ("Error" if error[0] else "")
+    where = project_frame(frames) or _location(fields.get("location") or fields.get("at", ""), root)
     return Failure(
         kind=Kind.CRASH if signal not in _NO_SIGNAL else Kind.TEST,
         id=name,
@@ -148,6 +167,22 @@ def _tap_failure(name: str, fields: dict[str, str], signal: str, root: str) -> F
         frames=frames,
         detail=capped([e for e in error[1:] if e.strip()]),
     )
+
+
+def _tap_error(fields: dict[str, str]) -> tuple[str, list[str]]:
+    """(type, message lines): node's ``error:`` scalar beside ``name:``, or vitest's ``error:``
+    block of ``name: "…"`` and a quoted ``message:`` that may run over several lines."""
+    error = fields.get("error", "").split("\n")
+    nested = _NESTED_NAME.match(error[0])
+    if nested is None:
+        lines = [_unquote(e) for e in error]
+        return _unquote(fields.get("name", "")) or ("Error" if lines[0] else ""), lines
+    at = next((i for i, e in enumerate(error) if _NESTED_MESSAGE.match(e)), len(error))
+    message = [e.strip() for e in error[at:]]
+    if message:
+        message[0] = message[0].split(":", 1)[1].strip()
+        message = [_unquote(m).removeprefix('"').removesuffix('"') for m in message]
+    return _unquote(nested["name"]), message or [""]
 
 
 def _location(value: str, root: str) -> Frame | None:
@@ -170,8 +205,12 @@ def parse_spec(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
         name = relative(m["name"].strip(), root)
         failures.append(_spec_failure(name, body, root))
     failures = with_load_errors(failures, lines, root)
-    for failure in failures:  # a file that died without an error of its own: a signal
-        if _SCRIPT.search(failure.id) and failure.message.strip("'\"") == "test failed":
+    # a file that died without an error of its own: a signal. Not when node reported an uncaught
+    # error (its `Node.js v20.x` trailer): that process exited 1, its error unread or not
+    uncaught = any(_NODE_TRAILER.match(line) for line in lines)
+    for failure in failures:
+        unexplained = failure.message.strip("'\"") == "test failed"
+        if _SCRIPT.search(failure.id) and unexplained and not uncaught:
             killed.append(f"{failure.id} (test file did not finish)")
     return failures, killed
 
@@ -224,40 +263,94 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
     """Uncaught errors node printed while loading a test file (TAP prints them as ``# `` comments)."""
     found: list[Failure] = []
     for i, raw in enumerate(lines):
-        line = _uncomment(raw)
+        line = _unbracket(_uncomment(raw))
         m = _LOAD_ERROR.match(line) if line[:1].isupper() and "E" in line else None
         head = [_uncomment(h) for h in lines[max(0, i - 5) : i]]
-        where = next((w for h in reversed(head) if (w := _SOURCE_AT.match(h))), None)
-        if m is None or where is None or len(found) >= MAX_FAILURES:
+        where = next((w for h in reversed(head) if (w := _header(h))), None)
+        if m is None or len(found) >= MAX_FAILURES:
+            continue
+        if where is None and not _not_found(line, lines[i + 1 : i + 2]):
             continue  # only node's own uncaught-exception block names file:line above the error
+        required, stack = _required_and_stack(lines, i + 1)
+        frames = js_frames(stack, root)
+        if where is None or _INTERNAL_AT.match(where.string):
+            found.append(_loader_error(m, frames, required, root))
+            continue
         source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
         at = Frame(file=relative(where["file"], root), line=int(where["line"]))
+        # thrown in a dependency (mocha's yargs rethrowing a require's error): the project's frame
+        place = (project_frame(frames) if "node_modules" in at.file else None) or at
         found.append(
             Failure(
                 kind=Kind.TEST,
-                id=at.file,
-                file=at.file,
-                line=at.line,
+                id=place.file,
+                file=place.file,
+                line=place.line,
                 error_type=m["type"],
                 message=(m["msg"] or "").strip(),
-                frames=(*js_frames(_stack(lines, i + 1), root), at),  # its own place: innermost
-                detail=tuple(source[:2]),
+                frames=(*frames, at),  # its own place: innermost
+                detail=tuple(source[:2]) if place is at else (),  # not a dependency's source
             )
         )
     return found
+
+
+def _not_found(line: str, after: list[str]) -> bool:
+    """A module not found that a runner printed itself (mocha's ESM file loader): no header, but
+    node's ``Require stack:`` (CJS) or the ``ERR_MODULE_NOT_FOUND`` code (ESM)."""
+    return "[ERR_MODULE_NOT_FOUND]" in line or [_uncomment(a) for a in after] == ["Require stack:"]
+
+
+def _header(line: str) -> re.Match[str] | None:
+    return _SOURCE_AT.match(line) or _INTERNAL_AT.match(line)
+
+
+def _loader_error(
+    m: re.Match[str], frames: tuple[Frame, ...], required: list[str], root: str
+) -> Failure:
+    """A module node's loader did not find: placed at the project's require/import of it."""
+    message = (m["msg"] or "").strip()
+    imported = _IMPORTED_FROM.search(message)
+    by = [relative(r, root) for r in required if "node_modules" not in r]
+    by = by or ([relative(imported["file"], root)] if imported else [])
+    where = project_frame(frames)
+    file = where.file if where else (by[0] if by else "")
+    return Failure(
+        kind=Kind.TEST,
+        id=file,
+        file=file,
+        line=where.line if where else None,
+        error_type=m["type"],
+        message=message,
+        frames=frames,
+        detail=capped([f"required by {' <- '.join(by[:3])}"] if len(by) > 1 else []),
+    )
+
+
+def _unbracket(line: str) -> str:
+    """node prints an error that has no stack as ``[ReferenceError: … is not defined]``."""
+    return line[1:-1] if line.startswith("[") and line.endswith("]") else line
 
 
 def _uncomment(line: str) -> str:
     return line[2:] if line.startswith("# ") else line
 
 
-def _stack(lines: list[str], start: int) -> list[str]:
+def _required_and_stack(lines: list[str], start: int) -> tuple[list[str], list[str]]:
+    """The ``Require stack:`` files (the requiring one first) and the ``at`` lines after it."""
+    required: list[str] = []
     stack: list[str] = []
-    for line in map(_uncomment, lines[start : start + 40]):
-        if not line.startswith("    at "):
+    for line in map(_uncomment, lines[start : start + 60]):
+        r = _REQUIRED_BY.match(line) if not stack else None
+        if line == "Require stack:" and not required and not stack:
+            continue
+        if r:
+            required.append(r["file"])
+        elif line.startswith("    at "):
+            stack.append(line)
+        else:
             break
-        stack.append(line)
-    return stack
+    return required, stack
 
 
 def node_counts(lines: list[str]) -> Counts:
@@ -268,10 +361,33 @@ def node_counts(lines: list[str]) -> Counts:
             values[m["key"]] = int(m["n"])
     if "tests" not in values:
         return Counts()
+    ok, not_ok = _parents(lines)  # node counts a test that ran subtests as one more test
     return Counts(
-        collected=values["tests"],
-        passed=values.get("pass", 0),
-        failed=values.get("fail", 0),
+        collected=values["tests"] - ok - not_ok,
+        passed=values.get("pass", 0) - ok,
+        failed=values.get("fail", 0) - not_ok,
         skipped=values.get("skipped", 0) + values.get("todo", 0),
         summary_seen=values.get("cancelled", 0) == 0,
     )
+
+
+_POINT = re.compile(r"^(?P<indent> *)(?P<ok>ok|not ok) \d+ - ")
+
+
+def _parents(lines: list[str]) -> tuple[int, int]:
+    """TAP points of tests that ran subtests (passed, failed): each follows its deeper children.
+
+    The leaves are the tests, as JUnit's ``testcase`` elements and ``go test``'s leaf tests; a
+    ``describe`` suite (``type: 'suite'``) is not in node's ``# tests`` count at all."""
+    ok = not_ok = 0
+    last = -1
+    for i, line in enumerate(lines):
+        m = _POINT.match(line) if "ok " in line else None
+        if m is None:
+            continue
+        indent = len(m["indent"])
+        suite = yaml_block(lines, i + 1, indent + 2).get("type") == "'suite'"  # not in `# tests`
+        if indent < last and not suite:
+            ok, not_ok = (ok + 1, not_ok) if m["ok"] == "ok" else (ok, not_ok + 1)
+        last = indent
+    return ok, not_ok

@@ -9,11 +9,17 @@ from greenloop.parsers.model import ParseResult, ParserInput
 
 # Commands that run something else: the output, not the command, says which tool ran.
 WRAPPERS = {"npm", "npx", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "tox", "nox"}
-# node's report of an uncaught exception: `/abs/file.js:LINE`, the source line, a caret, the error
+# node's report of an uncaught exception: `/abs/file.js:LINE` (or its own loader's
+# `node:internal/modules/…:LINE`), the source line, a caret, the error
 NODE_UNCAUGHT = re.compile(
-    r"^(?:file://)?/\S+?\.[cm]?[jt]sx?:\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?[A-Z][\w.$]*(?:Error|Exception)\b",
+    r"^(?:(?:file://)?/\S+?\.[cm]?[jt]sx?|node:internal/[\w/.-]+):\d+\n[^\n]*\n[ \t]*\^+[ \t]*\n\n?"
+    r"\[?(?:[A-Z][\w.$]*)?(?:Error|Exception)\b",
     re.M,
 )
+# node's module-not-found errors: CJS lists the requiring files, ESM has its code
+NOT_FOUND = ("\nRequire stack:\n", "[ERR_MODULE_NOT_FOUND]: ")
+# tap-spec's failed assertion: `    ✖ should be equal`, then a rule of dashes
+_TAP_SPEC_FAIL = re.compile(r"^    \u2716 .+\n    -{3,}$", re.M)
 _PYTEST_SUMMARY = re.compile(r"^=+ .*\b(?:passed|failed|errors?|no tests ran)\b.* in [\d.]+s", re.M)
 # pytest -q's summary has no "=" border: "1 failed, 3 passed in 0.12s" (a wrapper script's pytest -q)
 _PYTEST_QUIET = re.compile(
@@ -58,6 +64,7 @@ MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("ava", ("\n  ✘ [fail]: ", " tests passed\n", " test passed\n")),
     ("tap", ("\n# { total: ",)),
+    ("tap-spec", ("\n  total:     ",)),  # `tape … | tap-spec`
     ("go", ("--- FAIL: ", "\nok  \t", "\nFAIL\t", "\npanic: ")),
     ("ruby", (" examples, ", " example, ", " assertions, ")),
     (
@@ -91,8 +98,12 @@ def sniff_tools(inp: ParserInput, named: list[str]) -> list[str]:
         found.insert(0, "pytest")
     if "unittest" in found and "pytest" in found:
         found.remove("unittest")
+    if "tap-spec" not in found and "\u2716 " in text and _TAP_SPEC_FAIL.search(text):
+        found.append("tap-spec")  # tape died mid-run: no summary, a failed assertion before
     if not found and "^" in text and NODE_UNCAUGHT.search(text):
         found.append("js")  # a node program died before any runner printed a report
+    elif not found and any(m in text for m in NOT_FOUND):
+        found.append("js")  # a module not found, printed by a runner (mocha's ESM file loader)
     if "[KILLED]" in text:
         found.append("generic")  # seed 003: the runner's own KILLED lines
     return found

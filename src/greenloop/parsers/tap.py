@@ -91,7 +91,7 @@ def _at(value: str, root: str) -> Frame | None:
 def _counts(lines: list[str]) -> Counts:
     m = next((m for line in reversed(lines) if (m := _TOTALS.match(line))), None)
     if m is None:
-        return _leaf_counts(lines)
+        return leaf_counts(lines)
     values = {
         key.strip(): int(value)
         for key, _, value in (part.partition(":") for part in m["body"].split(","))
@@ -105,7 +105,7 @@ def _counts(lines: list[str]) -> Counts:
     )
 
 
-def _leaf_counts(lines: list[str]) -> Counts:
+def leaf_counts(lines: list[str]) -> Counts:
     """TAP 13 (tap 16 without a TTY) has no totals: its leaf points are the tests.
 
     A subtest's own point follows its children's (deeper) points: it is not counted. The run is

@@ -13,3 +13,5 @@ Started = Callable[[Job, Path | None], None]
 """A task started; the folder where its pool process writes its phase (None on Ray)."""
 Phases = Callable[[Mapping[str, str]], None]
 """What the running tasks do now, by id (``clone``, ``baseline``, ``iter 2`` …): Ray's way."""
+MayStart = Callable[[], bool]
+"""Whether another task may start (False once a batch-wide budget is spent): running ones finish."""

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from greenloop.batch.executors import Deliver, Started
+from greenloop.batch.executors import Deliver, MayStart, Started
 from greenloop.batch.worker import Job, error_outcome, job_to_json, read_stage
 
 POLL_S = 0.05
@@ -33,14 +33,20 @@ class Running:
 
 
 def run_local(
-    jobs: Sequence[Job], *, workers: int, state_dir: Path, deliver: Deliver, started: Started
+    jobs: Sequence[Job],
+    *,
+    workers: int,
+    state_dir: Path,
+    deliver: Deliver,
+    started: Started,
+    may_start: MayStart = lambda: True,
 ) -> bool:
-    """Run every job; return True when interrupted by Ctrl-C."""
+    """Run every job (while ``may_start`` allows); return True when interrupted by Ctrl-C."""
     pending = deque(jobs)
     running: list[Running] = []
     try:
-        while pending or running:
-            while pending and len(running) < workers:
+        while running or (pending and may_start()):
+            while pending and len(running) < workers and may_start():
                 item = _launch(pending.popleft(), state_dir)
                 running.append(item)
                 started(item.job, item.stage)

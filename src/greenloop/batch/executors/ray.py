@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.batch import workspace
-from greenloop.batch.executors import Deliver, Phases, Started
+from greenloop.batch.executors import Deliver, MayStart, Phases, Started
 from greenloop.batch.worker import Job, Outcome, error_outcome, run_task
 from greenloop.errors import FatalError
 
@@ -104,8 +104,12 @@ def run_ray(
     deliver: Deliver,
     started: Started,
     phases: Phases = lambda phases: None,
+    may_start: MayStart | None = None,
 ) -> bool:
-    """Run every job on Ray; return True when interrupted by Ctrl-C."""
+    """Run every job on Ray; return True when interrupted by Ctrl-C.
+
+    With ``may_start`` (a batch-wide budget) at most ``workers`` tasks are in flight, and no new
+    one is submitted once it says no; without it every task is submitted at once."""
     ray = _import_ray()
     started_here = not ray.is_initialized()
     if started_here:
@@ -124,8 +128,17 @@ def run_ray(
             started(job, None)
             return remote.remote(job, bundles.get(job.task.repo), slots, board)
 
-        pending = {submit(job): job for job in jobs}
-        return _stream(ray, pending, submit, deliver, _reader(ray, board, phases))
+        queue = list(jobs)
+        window = len(queue) if may_start is None else workers
+        pending = {submit(job): job for job in queue[:window]}
+        later = queue[window:]
+
+        def refill() -> None:
+            while later and len(pending) < window and (may_start is None or may_start()):
+                job = later.pop(0)
+                pending[submit(job)] = job
+
+        return _stream(ray, pending, submit, deliver, _reader(ray, board, phases), refill)
     finally:
         if started_here:
             ray.shutdown()
@@ -207,6 +220,7 @@ def _stream(
     submit: Any,
     deliver: Deliver,
     read_phases: Callable[[], None],
+    refill: Callable[[], None] = lambda: None,
 ) -> bool:
     try:
         while pending:
@@ -219,6 +233,7 @@ def _stream(
                     pending[submit(retry)] = retry
                 elif outcome is not None:
                     deliver(outcome, None)
+            refill()
     except KeyboardInterrupt:
         _interrupt(ray, pending, deliver)
         return True

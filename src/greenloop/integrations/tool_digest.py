@@ -1,0 +1,229 @@
+"""A verifier's output the agent got from its shell tool -> the text the model reads instead.
+
+The output goes through the stages ``greenloop check`` uses (parsers, classify, digest) as if
+greenloop had run the command itself; nothing is run again. The full output is saved, redacted,
+under ``<git common dir>/greenloop/tool-output/`` (the newest ``KEEP`` files), and the reply says
+where. Output the parsers cannot read passes through as it was (past ``PASS_CAP``: head + tail).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from greenloop.classify import Verdict, classify
+from greenloop.config import load_config
+from greenloop.detect import Cascade, Stage
+from greenloop.digest import build_digest
+from greenloop.digest.layout import _count_words
+from greenloop.integrations.tool_command import Invocation
+from greenloop.integrations.tool_hosts import ToolCall
+from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.process import ProcessResult, strip_ansi
+from greenloop.redact import redact
+from greenloop.verify import CheckResult, StageRun, repo_modules
+
+KEEP = 20
+"""Saved outputs kept per repository; older ones are pruned."""
+SAVE_CAP = 512 * 1024
+"""Characters of one saved output at most (its head and tail): redacting it is most of the
+hook's time on a long output, and the hook runs on every shell call."""
+PASS_CAP = 20_000
+"""Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
+TOTALS = "totals.json"
+FEED_HEAD, FEED_TAIL = 24_000, 48_000
+"""Characters of a long output the parsers read: its head (the first failure) and its tail (the
+summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
+
+
+def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -> str:
+    """The text to put in place of the output; empty: leave the output as it was."""
+    root, store = _locate(call.cwd, environ)
+    config = load_config(root)
+    if not config.tool_output:
+        return ""
+    output = strip_ansi(call.output)
+    result = _check(call, found, _feed(output), root)
+    run = result.runs[0]
+    saved = _save(store, output, call)
+    where = _where_saved(saved, call.cwd)
+    partial = _partial_line(found, run.parsed, store, full=not found.partial)
+    if result.verdict is Verdict.GREEN:  # one line: the path without how to read it
+        return _green_line(found, run, partial, _where_saved(saved, call.cwd, how=False))
+    if result.verdict is Verdict.ENV_FAILURE or not _parsed(run):
+        return _passed_through(output, run, where)
+    digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
+    return "\n".join(line for line in (digest.text, partial, where) if line)
+
+
+def _feed(output: str) -> tuple[str, int]:
+    """The output cut as ``process.run_command`` cuts a long stream: head, a marker, tail."""
+    if len(output) <= FEED_HEAD + FEED_TAIL:
+        return output, 0
+    dropped = len(output) - FEED_HEAD - FEED_TAIL
+    marker = f"\n[... {dropped} bytes omitted ...]\n"
+    return output[:FEED_HEAD] + marker + output[-FEED_TAIL:], dropped
+
+
+def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) -> CheckResult:
+    output, dropped = fed
+    process = ProcessResult(
+        argv=("sh", "-c", call.command),
+        exit_code=call.exit_code,
+        duration_s=call.duration_s,
+        stdout=output,
+        merged=output,
+        dropped_bytes=dropped,
+    )
+    inp = ParserInput(
+        argv=found.words or process.argv,
+        exit_code=call.exit_code,
+        stdout=output,
+        merged=output,
+        root=str(root),
+    )
+    parsed = parse_output(inp)
+    modules = repo_modules(root)
+    verdict = classify(process, parsed, command=call.command, repo_modules=modules, root=str(root))
+    stage = Stage(name=found.kind, command=call.command, why="the agent ran it")
+    run = StageRun(stage=stage, result=process, parsed=parsed, classification=verdict)
+    cascade = Cascade(stages=(stage,), source="the agent's shell tool")
+    return CheckResult(
+        cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s
+    )
+
+
+def _parsed(run: StageRun) -> bool:
+    """Whether the parsers read this output: failures found, or a runner's summary."""
+    if run.verdict is Verdict.UNTRUSTED:
+        return True  # the reason it is not green is the news, whatever the parsers read
+    return bool(run.parsed.failures) and run.parsed.tool != "generic"
+
+
+def _green_line(found: Invocation, run: StageRun, partial: str, where: str) -> str:
+    counts = run.parsed.counts
+    said = _count_words(counts) if counts.ran or counts.skipped else "no problems reported"
+    soft = " (with warnings)" if run.classification.soft else ""
+    if partial:
+        return f"greenloop: {found.runner} passed{soft}: {said}. {partial} {where}".rstrip()
+    return f"greenloop: green{soft}: {said} ({found.runner}). {where}".rstrip()
+
+
+def _passed_through(output: str, run: StageRun, where: str) -> str:
+    """Output the digest cannot stand for, as it was; cut to head + tail when it is long."""
+    note = ""
+    if run.verdict is Verdict.ENV_FAILURE:
+        reasons = "; ".join(run.classification.reasons)
+        note = f"greenloop: an environment problem, not a failure of the code: {reasons}.\n"
+    if len(output) <= PASS_CAP and not note:
+        return ""  # untouched: the host keeps the output exactly as it was
+    if len(output) > PASS_CAP:
+        head, tail = output[: PASS_CAP // 3], output[-(PASS_CAP - PASS_CAP // 3) :]
+        cut = len(output) - len(head) - len(tail)
+        output = f"{head}\n[... {cut} characters cut by greenloop ...]\n{tail}"
+    return redact(f"{note}{output}\n{where}")
+
+
+def _partial_line(found: Invocation, parsed: ParseResult, store: Path | None, *, full: bool) -> str:
+    """Says the run was partial, with the suite's size where it is known; records it when full."""
+    counts = parsed.counts
+    ran = counts.ran + counts.skipped
+    totals = _read_totals(store)
+    if full:
+        if store is not None and counts.summary_seen and ran and found.kind == "tests":
+            _write_totals(store, {**totals, found.runner: ran})
+        return ""
+    total = (
+        counts.collected
+        if counts.collected and counts.collected > ran
+        else totals.get(found.runner)
+    )
+    why = "; ".join(found.partial)
+    if total and ran and total > ran:
+        return f"Partial run ({why}): ran {ran} of {total} tests: not a verdict on the suite."
+    return f"Partial run ({why}): not a verdict on the suite."
+
+
+def _read_totals(store: Path | None) -> dict[str, int]:
+    if store is None:
+        return {}
+    try:
+        data = json.loads((store / TOTALS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
+
+
+def _write_totals(store: Path, totals: dict[str, int]) -> None:
+    tmp = store / f".{TOTALS}.{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps(totals), encoding="utf-8")
+        os.replace(tmp, store / TOTALS)
+    except OSError:
+        pass  # a size for a later partial run, no more
+
+
+def _save(store: Path | None, output: str, call: ToolCall) -> Path | None:
+    """The redacted output under the store (head + tail past SAVE_CAP); None if unwritable."""
+    if store is None:
+        return None
+    if len(output) > SAVE_CAP:
+        half = SAVE_CAP // 2
+        output = (
+            f"{output[:half]}\n[... {len(output) - SAVE_CAP} characters cut ...]\n{output[-half:]}"
+        )
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = store / f"{stamp}-{os.getpid()}.log"
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        path.write_text(redact(f"$ {call.command}\n{output}"), encoding="utf-8")
+    except OSError:
+        return None
+    _prune(store)
+    return path
+
+
+def _prune(store: Path) -> None:
+    try:
+        logs = sorted(store.glob("*.log"), key=lambda p: p.name)
+        for old in logs[:-KEEP]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _where_saved(saved: Path | None, cwd: Path, *, how: bool = True) -> str:
+    if saved is None:
+        return ""
+    try:
+        shown = os.path.relpath(saved, cwd)
+    except ValueError:
+        shown = str(saved)
+    shown = shown if len(shown) < len(str(saved)) else str(saved)
+    hint = " (read it with `grep -n` or `tail -n 80`)" if how else ""
+    return f"Full output (redacted): {shown}{hint}."
+
+
+def _locate(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, Path | None]:
+    """The repository root and where outputs are saved (None: nowhere writable)."""
+    from greenloop import git
+    from greenloop.cachedir import repo_dir
+
+    found = git.discover(cwd) if cwd.is_dir() else None
+    if found is None:
+        return cwd, None
+    own = repo_dir(found[2], environ)
+    return found[0], own / "tool-output" if own is not None else None
+
+
+def _diff(root: Path) -> str | None:
+    from greenloop import git
+    from greenloop.errors import FatalError
+
+    try:
+        return git.diff_head(root) or None
+    except FatalError:
+        return None

@@ -1,0 +1,217 @@
+"""Each host's shell-tool hook payload -> a :class:`ToolCall`; a replacement text -> its reply.
+
+Claude Code (2.1.121+; read from 2.1.197's own schema): ``PostToolUse`` carries ``tool_response``
+``{stdout, stderr, interrupted, isImage, noOutputExpected}`` for a command that exited 0 and
+takes ``hookSpecificOutput.updatedToolOutput``, which must keep that shape (else Claude Code
+drops it and logs "does not match Bash's output shape"). A command that exits non-zero fires
+``PostToolUseFailure`` instead, with ``error: "Exit code N\\n<output>"``, and that event takes
+``additionalContext`` only: the raw output cannot be replaced there. So on ``PreToolUse`` the hook
+wraps a verifier's command (``updatedInput``) to end with a line holding its exit code and exit 0:
+its output then reaches ``PostToolUse``, which reads the code back and replaces the output. A
+command that leaves the shell itself (``pytest || exit 1``) still fails as before, and its output
+is given the digest as ``additionalContext``. Claude Code checks permissions on the wrapped command:
+a prefix rule (``Bash(pytest:*)``) does not match it, so the PreToolUse entry is the user's choice.
+
+Gemini CLI (0.61.0): ``AfterTool`` carries ``tool_response.llmContent`` (``Output: …`` then
+``Exit Code: N`` and ``Process Group PGID: …`` lines, wrapped in ``<untrusted_context>``);
+``decision: "deny"`` with ``reason`` replaces what the model reads (0.61.0 does not yet read the
+documented ``hookSpecificOutput.tool_output``; it is sent too, for the versions that do).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from greenloop.integrations.tool_gate import SHELL_TOOLS
+
+HOSTS = ("claude", "gemini")
+PERSISTED_CAP = 16 * 1024 * 1024
+"""Characters read at most from the file Claude Code saved a long output in."""
+_EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
+_GEMINI_TAIL = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
+WRAP_HEAD = "{ "
+WRAP_TAIL = "\n} 2>&1; printf '\\n[greenloop: exit %d]\\n' $?"
+_EXIT_MARK = re.compile(r"\n*\[greenloop: exit (\d+)\]\s*\Z")
+_GEMINI_WRAP = re.compile(
+    r"\A\s*<untrusted_context[^>]*>\n?(.*?)\n?</untrusted_context>\s*\Z", re.S
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One shell command the agent ran, as the host reports it."""
+
+    host: str
+    event: str
+    command: str
+    cwd: Path
+    output: str
+    """stdout and stderr as the host merged them (both hosts hand over one stream)."""
+    exit_code: int
+    duration_s: float = 0.0
+    finished: bool = True
+    """False for a run the host cut short (interrupted, timed out, moved to the background)."""
+    response: dict[str, object] = field(default_factory=dict)
+    """Claude's ``tool_response``: the shape a replacement must keep."""
+
+
+def detect_host(data: dict[str, object], named: str | None) -> str:
+    if named:
+        return named
+    event = data.get("hook_event_name")
+    return "gemini" if event == "AfterTool" or "llmContent" in _response(data) else "claude"
+
+
+def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall | None:
+    """None when the event is not a finished shell command (another tool, a background run)."""
+    tool = data.get("tool_name")
+    tool_input = data.get("tool_input")
+    if tool not in SHELL_TOOLS or not isinstance(tool_input, dict):
+        return None
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    cwd = data.get("cwd")
+    base = Path(cwd) if isinstance(cwd, str) and cwd else default_cwd
+    event = str(data.get("hook_event_name") or "")
+    if event == "PreToolUse":
+        background = tool_input.get("run_in_background") is True
+        return ToolCall(
+            host=host,
+            event=event,
+            command=command,
+            cwd=base,
+            output="",
+            exit_code=0,
+            finished=not background,
+            response=dict(tool_input),
+        )
+    if host == "gemini":
+        return _gemini_call(data, command, base, event)
+    return _claude_call(data, command, base, event)
+
+
+def _response(data: dict[str, object]) -> dict[str, object]:
+    response = data.get("tool_response")
+    return response if isinstance(response, dict) else {}
+
+
+def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    if event == "PostToolUseFailure":
+        error = data.get("error")
+        if not isinstance(error, str) or data.get("is_interrupt") is True:
+            return None
+        found = _EXIT_LINE.match(error)
+        if not found:  # a timeout, a permission refusal: no exit status to judge by
+            return None
+        return ToolCall(
+            host="claude",
+            event=event,
+            command=command,
+            cwd=cwd,
+            output=error[found.end() :],
+            exit_code=int(found.group(1)),
+            duration_s=_seconds(data),
+        )
+    response = _response(data)
+    stdout, stderr = response.get("stdout"), response.get("stderr")
+    if not isinstance(stdout, str) or response.get("isImage") is True:
+        return None
+    merged = _persisted(response) or (
+        stdout + (f"\n{stderr}" if isinstance(stderr, str) and stderr else "")
+    )
+    exit_code = 0  # PostToolUse fires for a Bash call only when it exited 0 ...
+    wrapped = is_wrapped(command)
+    mark = _EXIT_MARK.search(merged, max(0, len(merged) - 200)) if wrapped else None
+    if wrapped:  # ... or when PreToolUse wrapped it to report its exit code in its output
+        command = command[len(WRAP_HEAD) : -len(WRAP_TAIL)]
+    if mark:
+        merged, exit_code = merged[: mark.start()], int(mark.group(1))
+    return ToolCall(
+        host="claude",
+        event=event or "PostToolUse",
+        command=command,
+        cwd=cwd,
+        output=merged,
+        exit_code=exit_code,
+        duration_s=_seconds(data),
+        finished=response.get("interrupted") is not True
+        and not response.get("backgroundTaskId")
+        and (mark is not None or not wrapped),  # the exit code was cut off: nothing to judge by
+        response=dict(response),
+    )
+
+
+def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    content = _response(data).get("llmContent")
+    if not isinstance(content, str):
+        return None
+    wrapped = _GEMINI_WRAP.match(content)
+    if wrapped:
+        content = wrapped.group(1).replace("&lt;/untrusted_context&gt;", "</untrusted_context>")
+    if not content.startswith("Output: "):  # cancelled, timed out, or moved to the background
+        return None
+    lines = content[len("Output: ") :].split("\n")
+    tail: dict[str, str] = {}
+    while lines and _GEMINI_TAIL.match(lines[-1]):
+        key, _, value = lines.pop().partition(": ")
+        tail[key] = value
+    output = "\n".join(lines)
+    return ToolCall(
+        host="gemini",
+        event=event or "AfterTool",
+        command=command,
+        cwd=cwd,
+        output="" if output == "(empty)" else output,
+        exit_code=int(tail["Exit Code"]) if tail.get("Exit Code", "").isdigit() else 0,
+        finished="Signal" not in tail,
+    )
+
+
+def _persisted(response: dict[str, object]) -> str:
+    """The whole output, where Claude Code kept it in a file (``stdout`` holds its first 30 000
+    characters only, ``BASH_MAX_OUTPUT_LENGTH``)."""
+    path = response.get("persistedOutputPath")
+    if not isinstance(path, str) or not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read(PERSISTED_CAP)
+    except OSError:
+        return ""
+
+
+def is_wrapped(command: str) -> bool:
+    return command.startswith(WRAP_HEAD) and command.endswith(WRAP_TAIL)
+
+
+def wrap(command: str) -> str:
+    """The command, run as it was, then its exit code printed on a line of its own, exit 0."""
+    return f"{WRAP_HEAD}{command}{WRAP_TAIL}"
+
+
+def _seconds(data: dict[str, object]) -> float:
+    ms = data.get("duration_ms")
+    return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else 0.0
+
+
+def render_reply(call: ToolCall, text: str) -> str:
+    """The host's JSON that puts ``text`` where the model reads the command's output."""
+    if call.event == "PreToolUse":
+        updated = {**call.response, "command": text}
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
+        )
+    specific: dict[str, object]
+    if call.host == "gemini":
+        specific = {"hookEventName": "AfterTool", "tool_output": text}
+        return json.dumps({"decision": "deny", "reason": text, "hookSpecificOutput": specific})
+    if call.event == "PostToolUseFailure":  # Claude Code offers no replacement here
+        specific = {"hookEventName": call.event, "additionalContext": text}
+        return json.dumps({"hookSpecificOutput": specific})
+    replaced = {**call.response, "stdout": text, "stderr": ""}
+    specific = {"hookEventName": "PostToolUse", "updatedToolOutput": replaced}
+    return json.dumps({"hookSpecificOutput": specific})

@@ -144,12 +144,15 @@ def test_already_green_repo_never_calls_the_agent(make_repo: Callable[..., Path]
     assert "nothing to fix" in result.reason
 
 
-def test_same_failures_twice_in_a_row_stop_as_stalled(calc_repo: Path) -> None:
-    result = loop(
-        calc_repo, [[{"replace": "calc.py", "old": "def add", "new": "# thinking\ndef add"}]]
-    )
+def test_same_failures_twice_in_a_row_stop_as_stalled_after_the_first_edits_one_more_try(
+    calc_repo: Path,
+) -> None:
+    think = {"replace": "calc.py", "old": "def add", "new": "# thinking\ndef add"}
+    again = {"replace": "calc.py", "old": "# thinking", "new": "# thinking again"}
+    result = loop(calc_repo, [[think], [again]])
     assert result.result is Result.STALLED
-    assert result.iterations == 1
+    assert result.iterations == 2  # the first edit explores: the README's one more try (issue 26)
+    assert result.reason.startswith("the same failure twice in a row")
     digest = (Path(result.record_dir) / "iter-1" / "digest.md").read_text()
     assert "it was there before the first edit, and the last edit did not change it" in digest
     assert "earlier attempts changed no files" not in digest

@@ -20,9 +20,19 @@ def test_policy_continues_while_failures_fall() -> None:
     )
 
 
-def test_policy_stops_when_same_error_twice() -> None:
-    d = decide([obs(0, 4), obs(1, 4, A, files_changed=("x.py",))], Limits())
-    assert d.result is Result.STALLED
+def test_policy_stops_when_same_error_twice_after_an_edit_of_the_same_files() -> None:
+    history = [obs(0, 4), obs(1, 3, B, files_changed=("x.py",))]
+    history.append(obs(2, 3, B, files_changed=("x.py",)))
+    assert decide(history, Limits()).result is Result.STALLED
+
+
+def test_policy_gives_a_first_edit_that_leaves_the_baselines_failures_one_more_try() -> None:
+    history = [obs(0, 4), obs(1, 4, A, files_changed=("x.py",))]  # exploring: nothing fixed yet
+    d = decide(history, Limits())
+    assert d.action is Action.CONTINUE
+    assert "one more try" in d.reason
+    history.append(obs(2, 4, A, files_changed=("y.py",)))  # the one more try, used
+    assert decide(history, Limits()).result is Result.STALLED
 
 
 def test_policy_allows_one_more_try_when_the_same_error_follows_an_edit_of_other_files() -> None:
@@ -101,3 +111,23 @@ def test_policy_stops_with_no_edit_named_when_the_agent_changed_nothing_after_an
     d = decide(history, Limits())
     assert d.result is Result.STALLED
     assert "changed no file" in d.reason
+
+
+def test_a_crash_before_any_test_ran_is_no_count_of_failures_in_any_delta() -> None:
+    crash = frozenset({"import"})
+    history = [
+        obs(0, 3),
+        obs(1, 1, crash, files_changed=("x.py",), crashed=True),  # "1 failing" was the crash
+        obs(2, 2, B, files_changed=("x.py",)),
+    ]
+    assert decide(history, Limits()).action is Action.CONTINUE  # 3 → 2: not a rise from 1
+
+
+def test_the_same_crash_twice_in_a_row_after_the_same_edit_is_a_stall() -> None:
+    crash = frozenset({"import"})
+    history = [
+        obs(0, 2),
+        obs(1, 1, crash, files_changed=("x.py",), crashed=True),
+        obs(2, 1, crash, files_changed=("x.py",), crashed=True),
+    ]
+    assert decide(history, Limits()).result is Result.STALLED

@@ -15,6 +15,7 @@ from greenloop.errors import FatalError, NotStarted
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+EXIT_READER_GONE = 141  # 128 + SIGPIPE: what the shell reports for `git log | head -1`
 
 TYPE_CHECKING = False  # not typing's: importing typing alone costs a tenth of Python's start-up
 if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for --version or --help
@@ -29,6 +30,15 @@ COMMAND_HELP = (
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main_process(argv)
+        sys.stdout.flush()  # here, where a reader that is gone can still be told apart
+    except BrokenPipeError:
+        return _reader_gone()
+    return code
+
+
+def _main_process(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # answered before argparse builds help formatters
         print(f"greenloop {__version__}")
@@ -133,6 +143,8 @@ def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
     except KeyboardInterrupt:
         print("greenloop: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _reader_gone()
     except Exception:
         return _crash()
 
@@ -187,6 +199,20 @@ def _split_command(argv: list[str], parser: argparse.ArgumentParser) -> list[str
     return argv[:i]
 
 
+def _reader_gone() -> int:
+    """The reader closed the pipe (``greenloop runs | head -1``): stop quietly, as git does.
+
+    Exit 141, not 0: a truncated ``check`` must not read as green under ``set -o pipefail``.
+    stdout is pointed at /dev/null, so the interpreter's last flush at exit cannot fail again."""
+    from contextlib import suppress
+
+    with suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_READER_GONE
+
+
 def _crash() -> int:
     import time
     import traceback
@@ -236,7 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
         _add_demo,
     ):
         add(sub)
+    for command in sub.choices.values():  # `greenloop run -C repo` too, as git does not (issue 26)
+        _add_global_options(command)
     return parser
+
+
+def _add_global_options(command: argparse.ArgumentParser) -> None:
+    """-C and -v after the subcommand mean what they mean before it (hidden: help shows them once).
+
+    SUPPRESS as the default: absent here, the value given before the command stays."""
+    import argparse
+
+    hidden, keep = argparse.SUPPRESS, argparse.SUPPRESS
+    command.add_argument("-C", dest="repo", default=keep, help=hidden)
+    command.add_argument("-v", "--verbose", action="count", default=keep, help=hidden)
 
 
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

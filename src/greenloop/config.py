@@ -84,6 +84,10 @@ class Config:
     """``hook post-tool``: replace the output of a verifier the agent ran through its shell tool
     with the digest (the full output saved under the git dir). ``false``: leave it as it was;
     ``GREENLOOP_TOOL_OUTPUT=0`` turns it off for one call."""
+    source: str = ""
+    """The file these settings were read from (``pyproject.toml [tool.greenloop]``), or ``""``."""
+    timeout_origin: str = ""
+    """Who set ``timeout``: ``--timeout``, ``timeout in <file>``; ``""``: greenloop's default."""
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -93,6 +97,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "feedback": ("digest", "raw"),
 }
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
+_NOT_SETTINGS = ("stages", "source", "timeout_origin")  # set by greenloop, never by a key
 
 
 def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -100,11 +105,14 @@ def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Confi
     raw, origin = read_file_config(root)
     config, errors = build_config(raw, origin)
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    flag_errors: list[str] = []
     if flags:
         config, flag_errors = _apply(config, flags, "flag")
-        errors += flag_errors
-    if errors:
-        raise FatalError("invalid configuration:\n" + "\n".join(f"  {e}" for e in errors))
+        if "timeout" in flags:
+            config = replace(config, timeout_origin="--timeout")
+    if errors or flag_errors:
+        what = "invalid configuration" if errors else "invalid option"
+        raise FatalError(f"{what}:\n" + "\n".join(f"  {e}" for e in errors + flag_errors))
     add_patterns(config.redact)
     return config
 
@@ -154,12 +162,14 @@ def build_config(raw: Mapping[str, Any], origin: str) -> tuple[Config, list[str]
     stages: tuple[StageSpec, ...] = ()
     if "stage" in raw:
         stages, errors = _parse_stages(raw.pop("stage"), origin)
-    config, more = _apply(Config(stages=stages), raw, origin)
+    config, more = _apply(Config(stages=stages, source=origin), raw, origin)
+    if "timeout" in raw:
+        config = replace(config, timeout_origin=f"timeout in {origin}")
     return config, errors + more
 
 
 def _apply(config: Config, values: Mapping[str, Any], origin: str) -> tuple[Config, list[str]]:
-    known = {f.name: f for f in fields(Config) if f.name != "stages"}
+    known = {f.name: f for f in fields(Config) if f.name not in _NOT_SETTINGS}
     errors: list[str] = []
     changes: dict[str, Any] = {}
     for key, value in values.items():
@@ -220,14 +230,23 @@ def _parse_stages(raw: Any, origin: str) -> tuple[tuple[StageSpec, ...], list[st
     return tuple(stages), errors
 
 
+# what other tools call a stage's command: `command = "pytest"` means `run` (issue 26)
+_STAGE_ALIASES = {"command": "run", "cmd": "run", "script": "run", "exec": "run", "shell": "run"}
+
+
 def _stage_problems(table: dict[str, Any], where: str) -> list[str]:
-    problems = [
-        f"{where}.{key}: unknown key{_did_you_mean(key, _STAGE_KEYS)}"
-        for key in table
-        if key not in _STAGE_KEYS
-    ]
+    problems, meant = [], set()
+    for key in table:
+        if key in _STAGE_KEYS:
+            continue
+        alias = _STAGE_ALIASES.get(key)
+        hint = f" (did you mean {alias!r}?)" if alias else _did_you_mean(key, _STAGE_KEYS)
+        meant |= {alias} if alias else set(_close(key, _STAGE_KEYS))
+        problems.append(f"{where}.{key}: unknown key{hint}")
     for key in ("name", "run"):
         value = table.get(key)
+        if key not in table and key in meant:
+            continue  # one error for `command = …`: the unknown key names the one meant
         if not isinstance(value, str) or not value.strip():
             problems.append(f"{where}.{key}: expected a non-empty string, got {value!r}")
     if "fix" in table and not isinstance(table["fix"], bool):
@@ -246,11 +265,17 @@ def _positive_number(value: Any) -> bool:
 
 
 def _where(origin: str, key: str) -> str:
+    if origin == "flag":  # `--max-iters 0` is the user's flag, not a config key (issue 26)
+        return f"--{key.replace('_', '-')}"
     return f"{origin}: {key}" if origin else key
 
 
 def _did_you_mean(name: str, known: Mapping[str, Any]) -> str:
+    close = _close(name, known)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _close(name: str, known: Mapping[str, Any]) -> list[str]:
     import difflib  # only on an error: the Stop hook loads the config on every turn
 
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return difflib.get_close_matches(name, list(known), n=1)

@@ -7,7 +7,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.config import Config
@@ -44,6 +44,8 @@ class Stage:
     """Why this stage was chosen, for ``greenloop detect``."""
     fix: bool = False
     timeout: float | None = None
+    timeout_origin: str = ""
+    """Who set the limit this stage runs under (``--timeout``, a config key); ``""``: the default."""
 
     @property
     def display(self) -> str:
@@ -72,6 +74,13 @@ def command_from_args(args: Sequence[str]) -> tuple[str, ...] | str:
 
 def detect_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> Cascade | None:
     """The stages to run, by priority: command line, config, agent docs, detection."""
+    cascade = _find_cascade(root, config, command)
+    if cascade is None:
+        return None
+    return replace(cascade, stages=tuple(_limit_origin(s, config) for s in cascade.stages))
+
+
+def _find_cascade(root: Path, config: Config, command: Sequence[str]) -> Cascade | None:
     if command:
         stage = Stage(
             name="verify", command=command_from_args(command), why="given on the command line"
@@ -88,6 +97,14 @@ def detect_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> C
         return Cascade(stages=(documented,), source=documented.why)
     stages = detect_stages(root)
     return Cascade(stages=stages, source="detected") if stages else None
+
+
+def _limit_origin(stage: Stage, config: Config) -> Stage:
+    """Who set the limit the stage runs under: a timeout that is reached then says so, rather
+    than blame the code for a limit the user chose (issue 26)."""
+    if stage.timeout is not None:
+        return replace(stage, timeout_origin=f"stage {stage.name}'s timeout in {config.source}")
+    return replace(stage, timeout_origin=config.timeout_origin)
 
 
 def command_from_docs(root: Path) -> Stage | None:

@@ -47,12 +47,19 @@ def get_root(cwd: Path) -> Path | None:
     return Path(result.stdout.strip()) if result.exit_code == 0 else None
 
 
-def status_paths(root: Path) -> dict[str, str]:
+def status_paths(root: Path, *, untracked: str = "all") -> dict[str, str]:
     """Changed and untracked paths -> their porcelain status (``M ``, ``??`` …).
 
     Edits inside a submodule are that repository's, which no ``add``/``reset`` here records or
-    reverts: left out (``dirty_submodules`` names them); a submodule moved to a new commit is in."""
-    args = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
+    reverts: left out (``dirty_submodules`` names them); a submodule moved to a new commit is in.
+    ``untracked="normal"``: an untracked folder is one entry (``.venv/``), as ``git status`` shows."""
+    args = (
+        "status",
+        "--porcelain=v1",
+        "-z",
+        f"--untracked-files={untracked}",
+        "--ignore-submodules=dirty",
+    )
     out = git(root, *args).stdout
     entries: dict[str, str] = {}
     parts = out.split("\0")

@@ -78,7 +78,7 @@ RECOMMENDATIONS = {
     Result.REGRESSION: "The last edit made things worse and was rolled back: inspect the attempt ref.",
     Result.NON_CONVERGENCE: "The failure count stopped falling: look at the remaining failures yourself.",
     Result.ENV_FAILURE: "Fix the environment (see the digest), then run again. The agent was not asked to touch code for it.",
-    Result.TIMEOUT: "The verifier timed out twice: look for an infinite loop or raise --timeout.",
+    Result.TIMEOUT: "The verifier timed out twice: if its limit is too short for the suite, raise it (--timeout, or timeout in the config); otherwise look for a hang in the code.",
     Result.UNRESOLVED: "The verifier was killed (signal/OOM) twice: run it by hand to see why.",
     Result.SUSPICIOUS_PASS: "Green, but the suite was weakened: review each finding before trusting it.",
     Result.AGENT_FAILURE: "The agent command itself failed: check its output in the run record.",
@@ -140,7 +140,7 @@ def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
     counts = failing.parsed.counts if failing else None
     return Iteration(
         iteration=0,
-        verdict=check.verdict.value,
+        verdict=row_verdict(check),
         failures=failures_only(check),
         errors=counts.errors if counts else 0,
         killed=len(failing.parsed.killed) if failing else 0,
@@ -148,6 +148,11 @@ def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
         digest_tokens=digest.tokens,
         verifier_s=round(check.duration_s, 3),
     )
+
+
+def row_verdict(check: CheckResult) -> str:
+    """The verdict a history row records: ``crashed`` for a test run stopped before any test."""
+    return "crashed" if check.crashed else check.verdict.value
 
 
 def failures_only(check: CheckResult) -> int:
@@ -180,4 +185,6 @@ def collected_of(check: CheckResult) -> int | None:
 def failing_text(check: CheckResult) -> str:
     if check.verdict in (Verdict.GREEN, Verdict.TIMEOUT, Verdict.KILLED, Verdict.ENV_FAILURE):
         return verifier_state(check.verdict.value, 0)
+    if check.crashed:
+        return "crashed before any test ran (failed)"
     return f"{failing_count(check)} failing ({check.verdict.value})"

@@ -53,6 +53,32 @@ _VALUE_ENDS = " \t\n;&|)`"
 _COLOUR = r"(?:\x1b|\\u001[bB]|&#27;|&#x1[bB];)\[[0-?]*[ -/]*[@-~]"
 # pytest's message when PYTEST_PLUGINS arrives but our PYTHONPATH did not (e.g. a filtered env).
 PLUGIN_LOAD_ERROR = f'Error importing plugin "{PLUGIN_MODULE}"'
+# Variables by which a test runner learns an AI agent runs it, and then prints less (issue 25):
+# std-env 4.3's agent detection (Vitest 4: the `agent` reporter, which leaves out passing tests, no
+# colours, no watch), bun test's quieter output, testthat's LLM reporter. A verdict must not depend
+# on who started the verifier, so they are removed from its environment (never the agent's).
+AGENT_MARKERS = frozenset(
+    {
+        "AI_AGENT",
+        "AGENT",
+        "CLAUDECODE",
+        "CLAUDE_CODE",
+        "GEMINI_CLI",
+        "CODEX_SANDBOX",
+        "CODEX_THREAD_ID",
+        "OPENCODE",
+        "AUGMENT_AGENT",
+        "GOOSE_PROVIDER",
+        "JUNIE_DATA",
+        "JUNIE_SHIM_PATH",
+        "COPILOT_AGENT",
+        "COPILOT_CLI",
+        "CURSOR_AGENT",
+        "REPL_ID",
+    }
+)
+# ... and variables with another use, removed only when their value names an agent (std-env)
+AGENT_VALUES = {"EDITOR": "devin", "TERM_PROGRAM": "kiro"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +135,17 @@ def prepare(
         junit_dirs=junit_dirs,
         started_at=started,
     )
+
+
+def without_agent_markers(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The verifier's environment without what tells a runner an agent runs it; and the names
+    removed, to record. ``PATH`` is never touched (std-env also reads ``.pi/agent`` in it)."""
+    removed = sorted(
+        name
+        for name, value in env.items()
+        if name in AGENT_MARKERS or (name in AGENT_VALUES and AGENT_VALUES[name] in value.lower())
+    )
+    return {k: v for k, v in env.items() if k not in removed}, tuple(removed)
 
 
 def _words(argv: tuple[str, ...]) -> list[str]:

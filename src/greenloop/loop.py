@@ -26,13 +26,14 @@ from greenloop.history import (
     failing_count,
     failing_text,
     recommend,
+    row_verdict,
 )
 from greenloop.orphans import describe
 from greenloop.policy import Action, Decision, Limits, Observation, Result, decide
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
 from greenloop.spend import over_budget, spent_of
-from greenloop.verify import CheckResult
+from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import plural, verifier_state
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
@@ -373,6 +374,7 @@ def _observe(
         if check.verdict is not Verdict.GREEN
         else frozenset(),
         files_changed=files,
+        crashed=check.crashed,
         rerun=rerun,
         env_in_touched_file=_env_in_touched(run, check),
         suspicious=tuple(f.describe() for f in _review(run, check))
@@ -502,7 +504,7 @@ def _record_iteration(
     if check is not None:
         run.rec.write(
             f"iter-{n}/verify.log",
-            "\n\n".join(f"$ {r.stage.display}\n{r.result.merged}" for r in check.runs),
+            "\n\n".join(f"$ {r.stage.display}{_removed(r)}\n{r.result.merged}" for r in check.runs),
         )
     if digest is not None:
         run.rec.write(f"iter-{n}/digest.md", digest.text)
@@ -518,6 +520,11 @@ def _record_iteration(
             )
         )
     )
+
+
+def _removed(run: StageRun) -> str:
+    """The log says which agent-detection variables the stage ran without."""
+    return f"\n(run without {', '.join(run.env_removed)})" if run.env_removed else ""
 
 
 def _row_event(row: Iteration) -> dict[str, object]:
@@ -554,14 +561,16 @@ def _iteration_row(
     now_failing = failing_count(check)
     return Iteration(
         iteration=n,
-        verdict=check.verdict.value,
+        verdict=row_verdict(check),
         failures=counts.failed
         if counts and counts.summary_seen
         else (now_failing if counts else 0),
         errors=counts.errors if counts else 0,
         killed=len(failing.parsed.killed) if failing else 0,
         delta=(now_failing - (prev.failures + prev.errors))
-        if prev is not None and check.verdict in (Verdict.FAILED, Verdict.GREEN)
+        if prev is not None
+        and check.verdict in (Verdict.FAILED, Verdict.GREEN)
+        and not check.crashed
         else None,
         signature=digest.signature,
         digest_tokens=digest.tokens,
@@ -671,8 +680,7 @@ def _attempt_note(run: RunState, attempt: str) -> str:
     shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
     return (
         f" Moved there: {len(files)} changed file(s){': ' + shown if files else ''}. "
-        "To bring them back into the tree: git diff --binary --no-ext-diff --src-prefix=a/ "
-        f"--dst-prefix=b/ {run.state.initial_sha[:12]} {attempt} | git apply"
+        f"To bring them back into the tree: {rollback.bring_back_command(run.state.initial_sha, attempt)}"
     )
 
 

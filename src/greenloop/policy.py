@@ -74,6 +74,8 @@ class Observation:
     signatures: frozenset[str] = frozenset()
     files_changed: tuple[str, ...] = ()
     """Files this iteration's edit changed (empty for the baseline)."""
+    crashed: bool = False
+    """A failure before any test ran (an import error): no count, so in no delta."""
     rerun: bool = False
     """This observation is the re-run of the same iteration's verifier."""
     env_in_touched_file: bool = False
@@ -205,14 +207,15 @@ def _regression(
 
 
 def _stalled(history: Sequence[Observation], obs: Observation, limits: Limits) -> Decision | None:
-    previous = _comparable_previous(history)
+    previous = _comparable_previous(history, judged=True)
     if previous is None or not obs.signatures or obs.signatures != previous.signatures:
         return None
     if not obs.files_changed:  # nothing was edited: no new hypothesis to give a try
         return _stop(Result.STALLED, NO_EDIT)
     before = _before(history, previous)
-    # case 4: the same error after an edit of other files than the attempt before is exploration
-    explored = previous.iteration >= 1 and set(obs.files_changed) != set(previous.files_changed)
+    # case 4: the same error after an edit of other files than the attempt before is exploration;
+    # the baseline had no edit, so a first edit that leaves the failures as they were is one too
+    explored = set(obs.files_changed) != set(previous.files_changed)
     already_allowed = before is not None and before.signatures == obs.signatures
     if explored and not already_allowed:
         return Decision(
@@ -269,13 +272,18 @@ def _comparable(history: Sequence[Observation]) -> list[Observation]:
 
 def _countable(obs: Observation) -> bool:
     # seed 003: a killed or timed-out suite is excluded from every delta, never counted as fixed
-    return obs.verdict in (Verdict.FAILED, Verdict.GREEN, Verdict.UNTRUSTED)
+    # nor one that crashed before any test ran: "2 → 1 failing" would read as progress (issue 26)
+    return obs.verdict in (Verdict.FAILED, Verdict.GREEN, Verdict.UNTRUSTED) and not obs.crashed
 
 
-def _comparable_previous(history: Sequence[Observation]) -> Observation | None:
+def _comparable_previous(
+    history: Sequence[Observation], *, judged: bool = False
+) -> Observation | None:
+    """The latest earlier row a delta may use; ``judged``: or one that crashed (its failures,
+    the same crash again, are a repeat even though they are no count)."""
     rows = _comparable(history)
     for o in reversed(rows[:-1]):
-        if _countable(o):
+        if _countable(o) or (judged and o.crashed):
             return o
     return None
 

@@ -117,25 +117,95 @@ def operation_in_progress(git_dir: Path) -> str | None:
 
 def _refuse_dirty(root: Path, common: Path) -> None:
     inside = {path: " M" for path in git.dirty_submodules(root)}  # the user's, in a submodule
-    paths = sorted({**git.status_paths(root), **inside}.items())
-    if not paths:
+    every = {**git.status_paths(root), **inside}
+    if not every:
         return
+    # as `git status` shows them: an untracked .venv is one line, not its 1,271 files (issue 26)
+    paths = sorted({**git.status_paths(root, untracked="normal"), **inside}.items())
     made = set(read_by_products(common))
+    environments = {p: what for p, code in paths if code == "??" and (what := environment(root, p))}
     shown = "\n".join(
-        f"  {code.strip():<2} {path}{'  (created by a verifier run)' if path in made else ''}"
+        f"  {code.strip():<2} {path}{_note(path, every, made, environments)}"
         for path, code in paths[:SHOWN_PATHS]
     )
     more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
     hint = ""
-    if made & {p for p, code in paths if code == "??"}:
+    if made & {p for p, code in every.items() if code == "??"}:
         hint = (
             "\nfiles a verifier run created (e.g. a lock file) belong in a commit, or in "
             ".gitignore if they are build output"
         )
-    raise FatalError(
-        f"the work tree has uncommitted changes:\n{shown}{more}\n"
-        f"commit or stash them first; greenloop never touches uncommitted work{hint}"
+    advice = "commit or stash them first; greenloop never touches uncommitted work"
+    if environments:
+        keep_out = _keep_out(list(environments), _exclude_file(root, common))
+        rest = len(paths) > len(environments)
+        advice = f"{keep_out}\nthe rest: {advice}" if rest else f"{keep_out}; then run again"
+    raise FatalError(f"the work tree has uncommitted changes:\n{shown}{more}\n{advice}{hint}")
+
+
+def _keep_out(folders: list[str], exclude: str) -> str:
+    """An environment is kept out of git, not committed or stashed."""
+    if len(folders) == 1:
+        return (
+            f"{folders[0]} is an environment, not work to commit: add it to .gitignore, "
+            f"or for this clone only: echo {folders[0]} >> {exclude}"
+        )
+    return (
+        f"{', '.join(folders)} are environments, not work to commit: add them to .gitignore, "
+        f"or for this clone only: printf '%s\\n' {' '.join(folders)} >> {exclude}"
     )
+
+
+def _note(path: str, every: dict[str, str], made: set[str], environments: dict[str, str]) -> str:
+    """What a listed path is: a verifier's by-product, or an environment and its file count."""
+    if path in environments:
+        files = sum(1 for p in every if p.startswith(path))
+        return f"  ({environments[path]}, {files:,} file{'s' if files != 1 else ''})"
+    if path in made or (path.endswith("/") and any(m.startswith(path) for m in made)):
+        return "  (created by a verifier run)"
+    return ""
+
+
+# Folders that hold an environment or a tool's cache, never work: by name, or by what is inside.
+ENVIRONMENT_NAMES = {
+    "node_modules/": "installed node packages",
+    ".venv/": "a Python virtual environment",
+    "venv/": "a Python virtual environment",
+    ".tox/": "tox's environments",
+    ".nox/": "nox's environments",
+    ".direnv/": "direnv's environment",
+    "__pycache__/": "Python's bytecode cache",
+    ".pytest_cache/": "pytest's cache",
+    ".mypy_cache/": "mypy's cache",
+    ".ruff_cache/": "ruff's cache",
+}
+ENVIRONMENT_MARKERS = {
+    "pyvenv.cfg": "a Python virtual environment",
+    "conda-meta": "a conda environment",
+}
+
+
+def environment(root: Path, path: str) -> str:
+    """What environment an untracked folder holds (``.venv/``: a Python virtual environment),
+    or ``""`` when it is not one."""
+    if not path.endswith("/"):
+        return ""
+    name = path.rstrip("/").rsplit("/", 1)[-1] + "/"
+    if name in ENVIRONMENT_NAMES:
+        return ENVIRONMENT_NAMES[name]
+    for marker, what in ENVIRONMENT_MARKERS.items():
+        if (root / path / marker).exists():
+            return what
+    return ""
+
+
+def _exclude_file(root: Path, common: Path) -> str:
+    """``.git/info/exclude`` as the user can type it from the repository's root."""
+    target = common / "info" / "exclude"
+    try:
+        return str(target.relative_to(root.resolve()))
+    except ValueError:
+        return str(target)
 
 
 def by_products_path(common_dir: Path) -> Path:

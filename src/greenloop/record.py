@@ -133,7 +133,7 @@ def list_runs(common_dir: Path) -> list[RunSummary]:
 
 
 def _summary(directory: Path) -> RunSummary:
-    report = _read_json(directory / REPORT)
+    report = read_json(directory / REPORT)
     started = _started_at(directory)
     iterations = report.get("iterations") if report else None
     return RunSummary(
@@ -157,7 +157,22 @@ def _started_at(directory: Path) -> float | None:
     return None
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_events(directory: Path) -> list[dict[str, Any]]:
+    """The run's events, oldest first; a line a kill cut short is skipped."""
+    try:
+        lines = (directory / EVENTS).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    events = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -179,7 +194,7 @@ def load_report(common_dir: Path, run_id: str = "last") -> dict[str, Any]:
     if len(matches) != 1:
         problem = "matches several runs" if matches else "is not a run with a report"
         raise FatalError(f"{run_id!r} {problem}; see `greenloop runs`")
-    report = _read_json(matches[0].path / REPORT)
+    report = read_json(matches[0].path / REPORT)
     if report is None:
         raise FatalError(f"the report of run {matches[0].run_id} is unreadable: {matches[0].path}")
     return report
@@ -207,7 +222,9 @@ def main_runs(args: argparse.Namespace) -> int:
 def _result_label(run: RunSummary, lock: Any) -> str:
     """A run that never wrote its finish event was killed (kill -9, power loss): only it needs
     ``greenloop recover``; a Ctrl-C'd run finished cleanly as ``interrupted``."""
-    report = _read_json(run.path / REPORT)
+    report = read_json(run.path / REPORT)
+    if report is not None and report.get("recovered"):
+        return "killed (recovered)"
     if finished(run.path) or (report is not None and report.get("reason") != "in progress"):
         return run.result or "(no report)"
     if lock is not None and lock.run_id == run.run_id:

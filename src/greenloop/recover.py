@@ -12,12 +12,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop import git
+from greenloop import git, record
 from greenloop.checkpoints import attempt_ref, critical
 from greenloop.errors import FatalError
 from greenloop.orphans import Escaped, describe
 from greenloop.preflight import ABORT_HINT, RepoState, operation_in_progress
-from greenloop.rollback import move_branch, save_attempt
+from greenloop.rollback import bring_back_command, move_branch, save_attempt
 from greenloop.runlock import lock_is_live, read_lock, stop_escapes, stop_survivors
 
 
@@ -80,7 +80,7 @@ def recover(cwd: Path) -> RecoverResult:
         saved, kept = save_attempt(state, attempt_ref(lock.run_id), message)
         move_branch(state, lock.initial_sha)
         lock.path.unlink()
-    return RecoverResult(
+    result = RecoverResult(
         run_id=lock.run_id,
         branch=lock.branch,
         initial_sha=lock.initial_sha,
@@ -91,6 +91,83 @@ def recover(cwd: Path) -> RecoverResult:
         stopped_escaped=escaped,
         cleared_locks=cleared,
     )
+    note_recovery(root, record.runs_dir(common) / lock.run_id, result)
+    return result
+
+
+def note_recovery(root: Path, run_dir: Path, result: RecoverResult) -> None:
+    """The run's report says it was killed and recovered, and where its work is: ``report
+    last`` read "in progress … nothing was lost" with no attempt ref (issue 26)."""
+    if not run_dir.is_dir():
+        return  # a lock with no record: no report to correct
+    report = record.read_json(run_dir / record.REPORT)
+    if report is not None and report.get("reason") != "in progress":
+        return  # it finished (its report is final) and died before it removed the lock
+    events = record.read_events(run_dir)
+    start = next((e for e in events if e.get("kind") == "start"), {})
+    report = report or _empty_report(result, start, run_dir)
+    ref = result.attempt_ref
+    files = git.diff_names(root, result.initial_sha, ref)
+    moved = f"{len(files)} changed file(s)" + (f": {', '.join(files[:8])}" if files else "")
+    more = f" and {len(files) - 8} more" if len(files) > 8 else ""
+    report |= {
+        "reason": f"killed {_where_killed(events)} (kill -9, a crash or a power loss: it never "
+        f"finished); greenloop recover restored {result.branch} to {result.initial_sha[:12]}",
+        "final_sha": result.initial_sha,  # where the branch is now; the work is under the ref
+        "attempt_ref": ref,
+        "recommendation": f"The work is kept under {ref} ({moved}{more}): git log {ref}. "
+        f"To bring it back into the tree: {bring_back_command(result.initial_sha, ref)}"
+        if files
+        else f"It had changed no file: nothing to bring back (git log {ref}). Run again when ready.",
+        "recovered": {
+            "attempt_ref": ref,
+            "also_kept": list(result.extra_refs),
+            "saved_uncommitted": result.saved_uncommitted,
+        },
+    }
+    rec = record.RunRecord(path=run_dir, run_id=result.run_id)
+    rec.write_report(report)
+    rec.event("recovered", attempt_ref=ref, also_kept=list(result.extra_refs))
+
+
+def _where_killed(events: list[dict[str, object]]) -> str:
+    """From the last event the run wrote: which step the kill stopped."""
+    last = events[-1] if events else {}
+    n, kind = last.get("iteration"), last.get("kind")
+    if kind == "agent_start":
+        return f"during iteration {n}'s agent call"
+    if kind in ("agent_end", "commit", "outside_edits", "rollback"):
+        return f"while iteration {n} was verified"
+    if kind == "iteration":
+        return "after the baseline" if n == 0 else f"after iteration {n}"
+    return "during the baseline" if kind == "start" else "before it recorded a step"
+
+
+def _empty_report(
+    result: RecoverResult, start: dict[str, object], run_dir: Path
+) -> dict[str, object]:
+    """A run killed before it wrote a report: enough of one for ``report`` and ``runs``."""
+    stages = start.get("stages")
+    max_iters = start.get("max_iters")
+    return {
+        "run_id": result.run_id,
+        "result": "interrupted",
+        "exit_code": 130,
+        "iterations": 0,
+        "max_iters": max_iters if isinstance(max_iters, int) else 0,
+        "branch": result.branch,
+        "initial_sha": result.initial_sha,
+        "duration_s": 0.0,
+        "agent": str(start.get("agent") or ""),
+        "verifier": list(stages) if isinstance(stages, list) else [],
+        "history": [],
+        "remaining_failures": [],
+        "suspicious": [],
+        "warnings": [],
+        "flaky": [],
+        "last_digest": "",
+        "record_dir": str(run_dir),
+    }
 
 
 def clear_stale_git_locks(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
@@ -144,6 +221,7 @@ def main_recover(args: argparse.Namespace) -> int:
         f"  branch {result.branch} restored to {result.initial_sha[:12]}",
         f"  the attempt is kept: git log {result.attempt_ref}",
         f"  its changes:         git diff {result.initial_sha[:12]} {result.attempt_ref}",
+        f"  to bring them back:  {bring_back_command(result.initial_sha, result.attempt_ref)}",
         *(f"  also kept:           git log {ref}" for ref in result.extra_refs),
     ]
     print("\n".join(lines))

@@ -118,6 +118,7 @@ def _stage_json(run: StageRun) -> dict[str, Any]:
         "killed_inside": list(run.parsed.killed),
         "rewritten": list(run.rewritten),
         "escaped": [{"pid": e.pid, "name": e.name} for e in res.escaped],
+        "env_removed": list(run.env_removed),
     }
 
 

@@ -77,3 +77,11 @@ def finish_revert(state: RepoState, run_id: str, exclude: tuple[str, ...] = ()) 
         _, kept = save_attempt(state, attempt_ref(run_id), message, exclude)
         move_branch(state, state.initial_sha, exclude)
     return kept[0]
+
+
+def bring_back_command(initial_sha: str, attempt: str) -> str:
+    """The command that puts an attempt's changes back into the tree, whatever the diff config."""
+    return (
+        "git diff --binary --no-ext-diff --src-prefix=a/ --dst-prefix=b/ "
+        f"{initial_sha[:12]} {attempt} | git apply"
+    )

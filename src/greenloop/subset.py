@@ -24,7 +24,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from greenloop.detect import Stage
 from greenloop.parsers.model import Failure, Kind
@@ -103,7 +103,7 @@ def _with_argv(stage: Stage, argv: list[str]) -> Stage:
     command: tuple[str, ...] | str = (
         shlex.join(argv) if isinstance(stage.command, str) else tuple(argv)
     )
-    return Stage(name=stage.name, command=command, why=stage.why, timeout=stage.timeout)
+    return replace(stage, command=command, fix=False)
 
 
 # ---- pytest: through the plugin, whatever the command looks like ----

@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop import git, instrument
-from greenloop.classify import Classification, Verdict, classify, worst
+from greenloop.classify import Classification, Verdict, classify, runs_tests, worst
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
+from greenloop.parsers.model import Kind
 from greenloop.process import ProcessResult, build_env, run_command, stop_running
 
 
@@ -25,10 +26,25 @@ class StageRun:
     classification: Classification
     rewritten: tuple[str, ...] = ()
     """Files a fixer stage rewrote on its first pass."""
+    env_removed: tuple[str, ...] = ()
+    """Agent-detection variables taken out of the stage's environment (``instrument``)."""
 
     @property
     def verdict(self) -> Verdict:
         return self.classification.verdict
+
+    @property
+    def crashed(self) -> bool:
+        """A test runner failed before any test ran (an import error, a throw while loading):
+        what it reports is the crash, not a count of failing tests (issue 26: "2 → 1 failing"
+        read as progress). A compiler's coded diagnostics (E0308, TS2322) are a count."""
+        parsed = self.parsed
+        c = parsed.counts
+        if self.verdict is not Verdict.FAILED or parsed.tool == "generic" or not runs_tests(parsed):
+            return False
+        if c.passed or c.failed or c.skipped or c.xfailed or c.xpassed:
+            return False
+        return all(f.kind in (Kind.BUILD, Kind.CRASH) and not f.code for f in parsed.errors)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +70,12 @@ class CheckResult:
     @property
     def rewritten(self) -> tuple[str, ...]:
         return tuple(p for r in self.runs for p in r.rewritten)
+
+    @property
+    def crashed(self) -> bool:
+        """The failing stage is a test runner that failed before any test ran."""
+        failing = self.failing
+        return failing is not None and failing.crashed
 
 
 def run_cascade(
@@ -153,7 +175,7 @@ def run_stage(
     environ: Mapping[str, str] = os.environ,
     modules: frozenset[str] = frozenset(),
 ) -> StageRun:
-    env = build_env(environ)
+    env, removed = instrument.without_agent_markers(build_env(environ))
     rewritten: tuple[str, ...] = ()
     first: ProcessResult | None = None
     if stage.fix:  # seed OP-8: pass 1 may rewrite files, only pass 2's exit code counts
@@ -178,7 +200,12 @@ def run_stage(
     parsed = installed.own_copies(parsed, root, modules)
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
     return StageRun(
-        stage=stage, result=result, parsed=parsed, classification=verdict, rewritten=rewritten
+        stage=stage,
+        result=result,
+        parsed=parsed,
+        classification=verdict,
+        rewritten=rewritten,
+        env_removed=removed,
     )
 
 

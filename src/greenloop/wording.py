@@ -9,7 +9,13 @@ def plural(count: int, noun: str, many: str = "") -> str:
 
 
 # a verifier that timed out, was killed or could not run has no failure count worth showing
-UNCOUNTED = {"timeout": "timed out", "killed": "killed", "env_failure": "environment failure"}
+# ... nor one that crashed before any test ran (issue 26: "2 → 1 failing" read as progress)
+UNCOUNTED = {
+    "timeout": "timed out",
+    "killed": "killed",
+    "env_failure": "environment failure",
+    "crashed": "crashed",
+}
 
 
 def verifier_state(verdict: str, failing: int, unit: str = "") -> str:

@@ -115,6 +115,9 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
     preset = PRESETS.get(spec)
     if preset is None:
         word = executable_of(spec)
+        path = Path(word).expanduser()
+        if "/" in word and not (path.is_file() and os.access(path, os.X_OK)):
+            raise FatalError(_bad_path(spec, word, path))  # a path: PATH has no part in it
         if word and not shell_can_run(word, environ):
             raise FatalError(
                 f"--agent {spec!r}: `{word}` is not a command sh can find (not on PATH, not a "
@@ -134,6 +137,18 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
         environ=environ,
         continues=preset.continues,
         preset=preset.name,
+    )
+
+
+def _bad_path(spec: str, word: str, path: Path) -> str:
+    """A path given as --agent that cannot run: missing, a directory, or not executable."""
+    if not path.exists():
+        return f"--agent {spec!r}: {word} does not exist (in {Path.cwd()}). Check the path."
+    if path.is_dir():
+        return f"--agent {spec!r}: {word} is a directory, not a program."
+    return (
+        f"--agent {spec!r}: {word} is not executable: chmod +x {word}, or run it through "
+        f"its interpreter (--agent 'sh {word}')."
     )
 
 

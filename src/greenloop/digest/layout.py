@@ -81,7 +81,9 @@ def sections(
     if failures:
         first = failures[0]
         out.append(Section(render_first(first, root), keep=True))
-        progress = _progress(failures, history)
+        progress = (
+            _crashed_progress(failures, history) if run.crashed else _progress(failures, history)
+        )
         if progress:
             out.append(Section(progress, keep=True, note=True))
         if history.times_seen >= 2:
@@ -149,6 +151,12 @@ def header(
     where = ", ".join([*said, f"{res.duration_s:.1f} s"])
     subset = " on the previously failing tests only" if history.subset else ""
     verdict = run.verdict
+    if verdict is Verdict.TIMEOUT and run.stage.timeout_origin:  # a limit the user chose
+        return (
+            f"The verifier timed out after {res.limit_s or res.duration_s:g} s, the limit set by "
+            f"{run.stage.timeout_origin} ({where}){subset}, and was killed: the suite may need "
+            f"longer than that, or the code under test hangs.{_running(run)}"
+        )
     if verdict is Verdict.TIMEOUT:
         return (
             f"The verifier timed out after {res.limit_s or res.duration_s:.0f} s{f' ({where})' if said else ''}{subset} and was killed: "
@@ -224,6 +232,18 @@ def _counts_line(run: StageRun) -> str:
     if run.parsed.counts.summary_seen:
         return "the summary reports no failures"
     return "the output could not be parsed in full; its relevant tail follows"
+
+
+def _crashed_progress(failures: tuple[Failure, ...], history: History) -> str:
+    """No test ran: the tests that failed before are not known to pass (issue 26)."""
+    before = len(set(history.previous_failing or ()) - {f.id for f in failures})
+    if not before:  # the first run, or the same crash again (the repeat note says so)
+        return ""
+    them = "it is" if before == 1 else "they are"
+    return (
+        f"PROGRESS: none: the run stopped before any test ran, so the {before} previously "
+        f"failing test{'s' * (before != 1)} did not run ({them} not fixed)."
+    )
 
 
 def _progress(failures: tuple[Failure, ...], history: History) -> str:

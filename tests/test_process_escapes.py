@@ -92,7 +92,7 @@ def test_check_stops_a_daemon_left_by_a_stage_that_timed_out(
 ) -> None:
     pidfile = daemons / "test.pid"
     root = repo(make_repo, stage("test", f"{PY} escape.py daemon {pidfile} {daemons}/log hang"))
-    out = greenloop(root, "check", "--timeout", "3")
+    out = greenloop(root, "check", "--timeout", "30")  # the daemon must start first, under load too
     pid = pid_of(pidfile)
     assert out.returncode == 4, out.stdout  # timed out
     assert gone(pid), f"the daemon {pid} outlived the timed-out stage"

@@ -11,7 +11,7 @@ import pytest
 PY = sys.executable
 
 # The slowest tests, started first so that none begins alone at the end of the run: measured with
-# `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-03, 36 min, ~40-100 s each
+# `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
 # under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
 SLOW_FIRST = (
     "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",

@@ -51,26 +51,9 @@ def _slow_rank(item: pytest.Item) -> int:
     return next((n for n, prefix in enumerate(SLOW_FIRST) if nodeid.startswith(prefix)), 10**6)
 
 
-def _shared_fixture(item: pytest.Item) -> str | None:
-    """The first fixture of a test module scoped wider than one test (a Ray cluster, an npm
-    install, one real bench run asserted by several tests), if the test uses one."""
-    info = getattr(item, "_fixtureinfo", None)
-    for name in info.names_closure if info is not None else ():
-        for fixturedef in info.name2fixturedefs.get(name, ()):
-            if fixturedef.scope != "function" and fixturedef.baseid.endswith(".py"):
-                return f"{fixturedef.baseid}::{name}"
-    return None
-
-
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slowest first; the tests of one shared fixture on one xdist worker (``--dist loadgroup``),
-    so that the fixture is built once, not once per worker that happens to get one of them."""
+    """Slowest first."""
     items.sort(key=_slow_rank)  # stable: the rest keep their order
-    for item in items:
-        shared = _shared_fixture(item)
-        if shared is not None:
-            item.add_marker(pytest.mark.xdist_group(shared))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -10,6 +10,51 @@ import pytest
 
 PY = sys.executable
 
+# The slowest tests, started first so that none begins alone at the end of the run: measured with
+# `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
+# under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
+SLOW_FIRST = (
+    "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",
+    "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
+    "test_presets.py::test_aider_preset_edits_the_file_and_restores_its_chat_history",
+    "test_demo.py::test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo",
+    "test_loop.py::test_failure_count_not_falling_stops_as_non_convergence",
+    "test_flaky.py::test_success_is_never_declared_on_a_subset_that_passes",
+    "test_aider_test_cmd.py::test_aider_stops_after_three_test_reflections_with_the_suite_still",
+    "test_loop.py::test_iteration_cap_reverts_the_branch_and_keeps_the_attempt",
+    "test_cline_mcp.py::test_cline_calls_greenloop_verify_over_mcp_until_green",
+    "test_api.py::test_library_api_runs_check_and_the_loop_without_the_cli",
+    "test_demo.py::test_demo_fixes_both_bugs_in_two_commits_and_keeps_the_repo",
+    "test_loop.py::test_keep_on_fail_leaves_the_iteration_commits_on_the_branch",
+    "test_flaky.py::test_a_failing_subset_is_the_verdict_and_marked_in_the_report",
+    "test_subset.py::test_jest_",  # their shared npm install of jest and vitest: ~50 s
+    "test_subset.py::test_vitest_",
+    "test_batch_ray.py::",  # a Ray cluster each (~30 s to start)
+    "test_loop.py::test_going_back_to_earlier_failures_stops_as_circular",
+    "test_html_report.py::test_html_report_of_a_real_run_is_self_contained_and_renders_in_chromium",
+    "test_flaky.py::test_a_stop_after_a_failing_subset_is_confirmed_on_the_full_suite",
+    "test_aider_test_cmd.py::test_aider_auto_test_sends_greenloops_digest_back_until_the_suite",
+    "test_bench_clike.py::test_bench_seeds_js_bugs_the_tests_catch_and_the_oracle_fixes_them",
+    "test_check.py::test_check_keeps_the_failures_a_runner_reported_before_its_process_hung",
+    "test_check.py::test_a_timeout_names_the_test_it_was_running_not_only_the_failures_before",
+    "test_process_escapes.py::test_check_stops_a_daemon_left_by_a_stage_that_timed_out",
+    "test_loop.py::test_cli_run_prints_the_json_report_and_exits_with_the_result_code",
+    "test_flaky.py::test_a_test_that_passes_in_the_subset_and_fails_in_the_gate_is_rerun",
+    "test_pytest_plugin.py::test_plugin_names_the_crashed_xdist_worker_test",
+    "test_loop.py::test_without_a_terminal_the_run_never_asks",
+    "test_terminal.py::test_terminal_status_ticks_every_second_during_a_10s_baseline",
+)
+
+
+def _slow_rank(item: pytest.Item) -> int:
+    nodeid = item.nodeid.removeprefix("tests/")
+    return next((n for n, prefix in enumerate(SLOW_FIRST) if nodeid.startswith(prefix)), 10**6)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slowest first."""
+    items.sort(key=_slow_rank)  # stable: the rest keep their order
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _ctrl_c_works() -> Iterator[None]:

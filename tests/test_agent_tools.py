@@ -285,7 +285,7 @@ def test_search_with_a_catastrophic_regex_returns_quickly(repo: Path) -> None:
     started = time.monotonic()
     ok, _ = _call(repo, "search", pattern="^(a+)+$")
     assert ok
-    assert time.monotonic() - started < 10  # unbounded, this line alone takes minutes
+    assert time.monotonic() - started < 30  # a hang guard: unbounded, this line alone takes minutes
 
 
 def test_tool_calls_after_the_agent_deadline_are_refused(repo: Path) -> None:

@@ -56,9 +56,8 @@ def leftover_repos(tmp_path: Path) -> list[Path]:
 
 
 def test_demo_fixes_both_bugs_in_two_commits_and_keeps_the_repo(tmp_path: Path) -> None:
-    code, out, err, took = demo(tmp_path, "--keep")
+    code, out, err, _took = demo(tmp_path, "--keep")  # how fast: bench/demo.py, not a test
     assert code == 0, out + err
-    assert took < 60
     assert out.count("SCRIPTED") >= 2  # said at the start and at the end
     assert "127.0.0.1" in out
     assert "No network, no API key" in out
@@ -113,9 +112,8 @@ def test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo(
     with zipfile.ZipFile(wheel) as zf:
         assert set(zf.namelist()) >= PROJECT_FILES
         zf.extractall(site)
-    code, out, err, took = demo(tmp_path, "--format", "json", pythonpath=site)
+    code, out, err, _took = demo(tmp_path, "--format", "json", pythonpath=site)
     assert code == 0, out + err
-    assert took < 60
     data = json.loads(out)  # stdout holds only the JSON; the narration went to stderr
     assert data["result"] == "success"
     assert data["exit_code"] == 0

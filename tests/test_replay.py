@@ -26,7 +26,7 @@ def post(url: str, body: dict[str, Any]) -> tuple[int, str, str]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=60) as response:
         return response.status, response.headers["content-type"], response.read().decode()
 
 

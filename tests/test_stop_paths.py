@@ -62,6 +62,15 @@ def alive(pid: int) -> bool:
     return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def group_recorded(root: Path, pid: int) -> bool:
+    """Whether the run lists the process group of ``pid`` in ``lock.groups`` (runlock.py)."""
+    groups = root / ".git" / "greenloop" / "lock.groups"
+    try:
+        return str(os.getpgid(pid)) in json.loads(groups.read_text())
+    except (OSError, ValueError):
+        return False
+
+
 @pytest.fixture
 def setup(make_repo: Callable[..., Path], tmp_path: Path) -> tuple[Path, dict[str, str]]:
     root = make_repo(
@@ -115,7 +124,7 @@ def test_run_keeps_the_agents_edits_when_stopped_during_the_agent(
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, output
     assert_attempt_kept_and_branch_restored(root, initial, output)
-    wait_for(lambda: not alive(int(pid_file.read_text())), timeout=10)
+    wait_for(lambda: not alive(int(pid_file.read_text())), timeout=60)
 
 
 def test_double_ctrl_c_still_finishes_and_leaves_no_process(
@@ -145,6 +154,10 @@ def test_recover_stops_the_survivors_of_a_kill_9_and_clears_a_stale_git_lock(
     proc = start_run(root, "sh -c '" + AGENT_BODY.replace("'", "") + "'", env)
     pid_file = Path(env["PIDS"]) / "agent.pid"
     wait_for(lambda: pid_file.exists() and (root / "new_by_agent.txt").exists())
+    # the kill comes once greenloop has written the agent's group beside the lock: at load 15 the
+    # agent's three echoes could finish before greenloop, descheduled after the launch, wrote it
+    # (recover then still stops the agent, found by its tag, but as "escaped its group")
+    wait_for(lambda: group_recorded(root, int(pid_file.read_text())))
     proc.kill()  # greenloop alone: its agent lives on in its own session
     proc.communicate(timeout=60)
     agent_pid = int(pid_file.read_text())
@@ -162,7 +175,7 @@ def test_recover_stops_the_survivors_of_a_kill_9_and_clears_a_stale_git_lock(
     assert recover.returncode == 0, recover.stderr
     assert "stopped its processes" in recover.stdout
     assert "index.lock" in recover.stdout
-    wait_for(lambda: not alive(agent_pid), timeout=10)
+    wait_for(lambda: not alive(agent_pid), timeout=60)
     assert git(root, "rev-parse", "HEAD") == initial
     assert git(root, "status", "--porcelain") == ""
     ref = git(root, "for-each-ref", "--format=%(refname)", "refs/greenloop/")

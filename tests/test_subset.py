@@ -441,7 +441,7 @@ def test_vitest_subset_for_one_target_bails_and_runs_only_it(
 def _waits_for(peer: str, me: str, code: int) -> str:
     return (
         f"{PY} -c \"import pathlib, sys, time; pathlib.Path('{me}').touch(); "
-        f"end = time.time() + 20\nwhile not pathlib.Path('{peer}').exists() and time.time() < end: "
+        f"end = time.time() + 60\nwhile not pathlib.Path('{peer}').exists() and time.time() < end: "
         f"time.sleep(0.02)\nprint('saw peer' if pathlib.Path('{peer}').exists() else 'alone'); "
         f'sys.exit({code})"'
     )

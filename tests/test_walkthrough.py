@@ -268,7 +268,10 @@ def test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close_what
     root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": leaves_a_thread})
     fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
     verify = f"{PY} -m pytest -q -p no:cacheprovider"
-    done = greenloop(root, "run", "--agent", fix, "-y", "--timeout", "4", "--", verify)
+    # the limit must outlast pytest reporting on a loaded machine; the thread sleeps 600 s
+    done = greenloop(
+        root, "run", "--agent", fix, "-y", "--timeout", "30", "--", verify, timeout=300
+    )
     assert done.returncode == 5, done.stdout + done.stderr
     assert "baseline · verify" in done.stderr
     assert "1 failing" in done.stderr  # the failure it reported before hanging counted

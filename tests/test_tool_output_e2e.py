@@ -5,6 +5,7 @@ model was sent next: the digest, not the raw output (issue 25)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -87,11 +88,12 @@ def run_claude(repo: Path, tmp_path: Path) -> str:
 
 
 def tool_result(content: list[dict[str, Any]]) -> str:
+    """The tool's output as the model got it, less what Claude Code adds of its own to every
+    result (2.1.332: a ``<system-reminder>`` with the session's token budget)."""
     block = next(b for b in content if b.get("type") == "tool_result")
     inner = block["content"]
-    if isinstance(inner, str):
-        return inner
-    return "\n".join(part.get("text", "") for part in inner)
+    text = inner if isinstance(inner, str) else "\n".join(p.get("text", "") for p in inner)
+    return re.sub(r"\s*<system-reminder>.*?</system-reminder>\s*", "", text, flags=re.S)
 
 
 def run_gemini(repo: Path, tmp_path: Path) -> str:

@@ -189,7 +189,9 @@ def test_digest_of_a_1000_element_list_keeps_the_differing_index_under_300_token
     digest = build_digest(result, root=root)
     assert "At index 437 diff: -1 != 437" in digest.text
     assert digest.tokens < 300, digest.text
-    assert "tests/test_ids.py:5 in test_ids_are_consecutive" in digest.text
+    # the frame is the test the id names: said once, in the id
+    assert "FIRST FAILING TEST: tests/test_ids.py::test_ids_are_consecutive" in digest.text
+    assert "at tests/test_ids.py:5: assert ids(1000)" in digest.text
 
 
 def test_digest_shows_the_project_call_chain_from_the_raising_line_up_to_the_test() -> None:
@@ -200,7 +202,7 @@ def test_digest_shows_the_project_call_chain_from_the_raising_line_up_to_the_tes
         "  at src/pkg/c.py:6 in scale: return scaled + UNIT",
         "  from src/pkg/b.py:7 in transform: out.append(scale(v))",
         "  from src/pkg/a.py:6 in run: return transform(cleaned)",
-        '  from tests/test_pipeline.py:5 in test_run_scales_values: assert run([1, None, 3]) == ["2px", "6px"]',
+        '  from tests/test_pipeline.py:5: assert run([1, None, 3]) == ["2px", "6px"]',  # the test's
     ]
 
 
@@ -332,7 +334,9 @@ def test_digest_names_the_test_not_a_function_the_test_defines_above_the_failing
     # on `assert result.exception is None`: the frame was said to be in copy
     result, root = load("pytest", "click-3")
     text = build_digest(result, root=root).text
-    assert "at tests/test_arguments.py:54 in test_nargs_tup_composite: assert result" in text, text
+    # in the test the id names (said once, there), not in copy
+    assert "FIRST FAILING TEST: tests/test_arguments.py::test_nargs_tup_composite[" in text, text
+    assert "at tests/test_arguments.py:54: assert result" in text, text
     assert " in copy:" not in text
 
 

@@ -21,7 +21,8 @@ def test_json_places_a_django_unittest_failure_at_the_tests_line_not_in_unittest
     result, root = load("django-test", "django-filter-1")
     digest = build_digest(result, root=root)
     first = check_json(result, digest)["failures"][0]
-    assert "at tests/test_filters.py:954 in test_field_with_lookup_expr" in digest.text
+    assert "at tests/test_filters.py:954:" in digest.text  # in the test the id names
+    assert "test_field_with_lookup_expr" in digest.text.splitlines()[2]
     assert (first["file"], first["line"]) == ("tests/test_filters.py", 954)
     assert first["frames"][-1]["file"].endswith("unittest/mock.py")  # the tool's frames, whole
 
@@ -103,4 +104,4 @@ def test_check_annotates_a_unittest_style_failure_under_pytest_at_the_helpers_li
         ).stdout
     )
     assert (data["failures"][0]["file"], data["failures"][0]["line"]) == ("tests/__init__.py", 8)
-    assert "at tests/__init__.py:8 in test_clear" in data["digest"]
+    assert "::test_clear\n  AssertionError: 2 != 0\n  at tests/__init__.py:8:" in data["digest"]

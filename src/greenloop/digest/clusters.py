@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from greenloop.digest.compact import compact
-from greenloop.digest.frames import project_frame, relative
+from greenloop.digest.frames import named_function, project_frame, relative
 from greenloop.digest.values import common_head, compared, distinct, values_note
 from greenloop.parsers.model import Failure, Kind
 
@@ -29,6 +29,8 @@ def shared_location(failures: tuple[Failure, ...], root: Path) -> str:
     if spot is None:
         return ""
     where, function, count = spot
+    if function == f" in {named_function(failures[0])}":  # the first id names it
+        function = ""
     return (
         f"{count} of {len(failures)} failures end at {where}{function}: one root cause is likely."
     )

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from greenloop.digest.compact import LINE_CHARS, compact
-from greenloop.digest.frames import describe_frame, project_chain, relative
+from greenloop.digest.frames import describe_frame, named_function, project_chain, relative
 from greenloop.parsers.model import Failure, Kind
 
 MAX_DETAIL = 8
@@ -55,11 +55,12 @@ def _chain(f: Failure, root: Path) -> list[str]:
             col = f":{f.column}" if f.column else ""
             return [f"  at {relative(f.file, root)}:{f.line or '?'}{col}"]
         return []
-    lines = [f"  at {compact(describe_frame(frames[0], root))}"]
-    lines += [f"  from {compact(describe_frame(frame, root))}" for frame in frames[1:-1]]
+    named = named_function(f)
+    lines = [f"  at {compact(describe_frame(frames[0], root, named))}"]
+    lines += [f"  from {compact(describe_frame(frame, root, named))}" for frame in frames[1:-1]]
     if len(frames) > 1:
         above = f"(+{skipped} frames) " if skipped else ""
-        lines.append(f"  from {above}{compact(describe_frame(frames[-1], root))}")
+        lines.append(f"  from {above}{compact(describe_frame(frames[-1], root, named))}")
     return lines
 
 

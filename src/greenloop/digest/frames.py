@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from greenloop.parsers.model import Failure, Frame
+from greenloop.parsers.model import Failure, Frame, Kind
 
 # Installed code, wherever it lies. Not pytest's or pluggy's names: inside their own repositories
 # (src/pluggy/_hooks.py) those are the project; installed, site-packages already says so.
@@ -68,9 +68,16 @@ def project_chain(f: Failure, root: Path, keep: int = 4) -> tuple[list[Frame], i
     return [*own[:-keep:-1], own[0]], len(own) - keep
 
 
-def describe_frame(frame: Frame, root: Path) -> str:
-    """``path:line in func: source`` on one line."""
+def describe_frame(frame: Frame, root: Path, named: str = "") -> str:
+    """``path:line in func: source`` on one line; no `` in func`` when ``named`` (the test) is it."""
     loc = relative(frame.file, root) + (f":{frame.line}" if frame.line else "")
-    fn = f" in {frame.function}" if frame.function else ""
+    fn = f" in {frame.function}" if frame.function and frame.function != named else ""
     source = frame.source.strip()
     return f"{loc}{fn}: {source}" if source else f"{loc}{fn}"
+
+
+def named_function(f: Failure) -> str:
+    """The test function a test's id names (``a.py::C::test_x[1]``, ``pkg.C.test_x``): said once."""
+    if f.kind is not Kind.TEST:
+        return ""
+    return re.split(r"::|[./ ]", f.id.split("[", 1)[0].rstrip())[-1]

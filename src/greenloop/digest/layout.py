@@ -99,7 +99,7 @@ def sections(
             out.append(Section(render_others(failures, root, spot[0] if spot else "", direct)))
         warned = len(run.parsed.failures) - len(failures)
         if warned > 0:
-            out.append(Section(f"(+{warned} warning(s) not shown: errors first)"))
+            out.append(Section(f"(+{warned} warning{'s' * (warned != 1)} not shown)"))
     else:
         if anchor:
             out.append(Section(anchor.describe(None), keep=True, note=True))

@@ -314,7 +314,9 @@ def _sessions(text: str, summaries: list[re.Match[str]]) -> list[tuple[int, int,
     """(start, end, summary) of each pytest session: several when a wrapper (tox, nox, make) ran
     pytest several times in a row, each banner followed by its own summary before the next one.
     Any other layout (a pytester run's output captured inside a failure) is one session: the last
-    summary's."""
+    summary's. None without a summary (two summary headers and no counts line)."""
+    if not summaries:
+        return []
     banners = [m.start() for m in _BANNER.finditer(text)]
     ends = [*banners[1:], len(text)]
     spans = list(zip(banners, ends, summaries, strict=False))

@@ -54,6 +54,11 @@ def make_project(tmp_path: Path, tests: str = TESTS) -> Path:
 def run_pytest(root: Path, *args: str, environ: dict[str, str] | None = None) -> ParseResult:
     base = dict(environ if environ is not None else os.environ)
     argv = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args)
+    if "-n" in args:
+        # only xdist, not every plugin of this venv (langsmith, hypothesis, anyio) in each worker:
+        # on two loaded cores their imports made one worker start in minutes, not seconds
+        base["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        argv = (*argv[:3], "-p", "xdist", *argv[3:])
     inst = instrument.prepare(argv, root, base)
     try:
         proc = subprocess.run(
@@ -61,9 +66,10 @@ def run_pytest(root: Path, *args: str, environ: dict[str, str] | None = None) ->
             check=False,
             cwd=root,
             env=base | dict(inst.env),
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=300,
         )
         artifacts = instrument.collect(inst)
     finally:

@@ -266,7 +266,7 @@ def _pull_of(event: str, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         if pulls:
             return dict(pulls[0])
     issue = payload.get("issue") or {}
-    if issue.get("pull_request") and issue.get("number"):
+    if "pull_request" in issue and issue.get("number"):
         return {"number": issue["number"]}
     return None
 

@@ -80,8 +80,12 @@ def render(result: PrResult, fmt: str, root: Path) -> str:
     if not result.run_id:
         return f"greenloop pr: {result.reason}\n"
     from greenloop import report
+    from greenloop.pr.flow import NEXT
 
-    text = report.render_run_text(_report_json(root, result.run_id))
+    data = _report_json(root, result.run_id)
+    text = report.render_run_text(
+        {**data, "recommendation": NEXT.get(result.action, data["recommendation"])}
+    )
     lines = [
         f"greenloop pr: {result.action.value}" + (f" ({result.branch})" if result.branch else "")
     ]

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from greenloop import git, report
 from greenloop.agents.base import Agent
@@ -63,10 +64,10 @@ def run_pr(
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
     loop = run_loop(root, agent, config=config, command=command, progress=progress, phase=phase)
     data = report.loop_json(loop)
-    markdown = report.render_run_markdown(data)
+    done = act(root, loop, context, forge, mode, _markdown(data, NEXT[Action.OPENED]))
+    markdown = _markdown(data, NEXT.get(done.action, ""))
     report_path = Path(loop.record_dir) / "report.md"
     report_path.write_text(redact(markdown), encoding="utf-8")
-    done = act(root, loop, context, forge, mode, markdown)
     if done.detail:
         progress(f"pr · {done.detail}")
     annotations = annotate(root, loop, config, command)
@@ -89,6 +90,20 @@ def run_pr(
         comment_url=comment_url,
         check_url=check_url,
         report_path=str(report_path),
+    )
+
+
+NEXT = {
+    Action.PUSHED: "Review the pushed commits in this pull request.",
+    Action.OPENED: "Review the fix PR's commits, then merge it into this pull request's branch.",
+    Action.SUGGESTED: "Nothing was pushed: apply the diff below if it is right.",
+}
+"""The report's next step once greenloop has pushed (the loop's says: review before you push)."""
+
+
+def _markdown(data: dict[str, Any], next_step: str) -> str:
+    return report.render_run_markdown(
+        {**data, "recommendation": next_step or data["recommendation"]}
     )
 
 

@@ -226,3 +226,22 @@ def test_the_pull_request_is_read_from_check_run_comment_and_workflow_run_events
             f"/repos/{REPO}/pulls/{NUMBER}",
             f"/repos/{REPO}/pulls?state=open&head=someone%3Apatch-1",
         ]
+
+
+def test_greenloops_own_check_run_completing_starts_no_loop(tmp_path: Path) -> None:
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        pull = {"number": NUMBER, "head": {"ref": "feature", "sha": pr.head_sha}, "base": {}}
+        event = {
+            "check_run": {"name": "greenloop", "conclusion": "failure", "pull_requests": [pull]}
+        }
+        Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+        pr.env["GITHUB_EVENT_NAME"] = "check_run"
+
+        done = pr.run("--agent", "touch agent-was-called")
+
+        assert done.returncode == 0, done.stderr
+        assert "nothing to do: the event is greenloop's own check run" in done.stdout
+        assert not (pr.checkout / "agent-was-called").exists()
+        assert not gh.requests
+        assert "result=skipped" in (tmp_path / "github_output").read_text()

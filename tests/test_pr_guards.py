@@ -45,7 +45,10 @@ def test_max_cost_stops_the_pr_loop_before_the_third_call_and_pushes_nothing(
         assert "would pass --max-cost $0.05: spent $0.0400" in result["report"]["reason"]
         assert pr.remote_head() == before
         (comment,) = gh.calls("POST", "/comments")
-        assert "not fixed (budget_exhausted): nothing pushed" in comment.body["body"]
+        body = comment.body["body"]
+        assert "not fixed (budget_exhausted): nothing pushed" in body
+        assert "Next: Nothing was pushed. The next agent call would pass the cost" in body
+        assert "refs/greenloop/" not in body  # the attempt ref is in the job's clone only
         assert gh.check_runs[0]["conclusion"] == "failure"
 
 

@@ -89,12 +89,9 @@ def render(result: PrResult, fmt: str, root: Path) -> str:
     if not result.run_id:
         return f"greenloop pr: {result.reason}\n"
     from greenloop import report
-    from greenloop.pr.flow import NEXT
+    from greenloop.pr.comment import pr_view
 
-    data = _report_json(root, result.run_id)
-    text = report.render_run_text(
-        {**data, "recommendation": NEXT.get(result.action, data["recommendation"])}
-    )
+    text = report.render_run_text(pr_view(_report_json(root, result.run_id), result.action))
     lines = [
         f"greenloop pr: {result.action.value}" + (f" ({result.branch})" if result.branch else "")
     ]

@@ -7,7 +7,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from greenloop import git, report
 from greenloop.agents.base import Agent
@@ -17,7 +16,7 @@ from greenloop.loop import run_loop
 from greenloop.policy import Result
 from greenloop.pr import Action, PrResult
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
-from greenloop.pr.comment import comment_body, headline
+from greenloop.pr.comment import comment_body, headline, pr_view
 from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
 from greenloop.redact import redact
 from greenloop.session import Progress
@@ -64,8 +63,10 @@ def run_pr(
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
     loop = run_loop(root, agent, config=config, command=command, progress=progress, phase=phase)
     data = report.loop_json(loop)
-    done = act(root, loop, context, forge, mode, _markdown(data, NEXT[Action.OPENED]))
-    markdown = _markdown(data, NEXT.get(done.action, ""))
+    done = act(
+        root, loop, context, forge, mode, report.render_run_markdown(pr_view(data, Action.OPENED))
+    )
+    markdown = report.render_run_markdown(pr_view(data, done.action))
     report_path = Path(loop.record_dir) / "report.md"
     report_path.write_text(redact(markdown), encoding="utf-8")
     if done.detail:
@@ -90,20 +91,6 @@ def run_pr(
         comment_url=comment_url,
         check_url=check_url,
         report_path=str(report_path),
-    )
-
-
-NEXT = {
-    Action.PUSHED: "Review the pushed commits in this pull request.",
-    Action.OPENED: "Review the fix PR's commits, then merge it into this pull request's branch.",
-    Action.SUGGESTED: "Nothing was pushed: apply the diff below if it is right.",
-}
-"""The report's next step once greenloop has pushed (the loop's says: review before you push)."""
-
-
-def _markdown(data: dict[str, Any], next_step: str) -> str:
-    return report.render_run_markdown(
-        {**data, "recommendation": next_step or data["recommendation"]}
     )
 
 

@@ -153,3 +153,32 @@ def test_suggest_mode_comments_the_diff_and_pushes_nothing(tmp_path: Path) -> No
         assert "nothing pushed (`--mode suggest`)" in body
         assert "```diff\n" in body
         assert "-    return a - b\n+    return a + b" in body
+
+
+def test_run_pr_as_a_library_call_pushes_and_comments_through_the_forge_protocol(
+    tmp_path: Path,
+) -> None:
+    from greenloop import Config
+    from greenloop.agents.command import CommandAgent
+    from greenloop.pr import Action, run_pr
+    from greenloop.pr.forge import PrContext
+    from greenloop.pr.github import GitHub
+    from pr_fixtures import VERIFY
+
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        context = PrContext(
+            repo=REPO, number=NUMBER, head_ref="feature", base_ref="main", head_repo=REPO,
+            head_sha=pr.head_sha,
+        )  # fmt: skip
+        forge = GitHub(context, token=TOKEN, api_url=gh.url)
+
+        result = run_pr(
+            pr.checkout, CommandAgent(command=FIX), context=context, forge=forge,
+            config=Config(max_iters=3), command=VERIFY,
+        )  # fmt: skip
+
+        assert (result.result, result.exit_code, result.action) == ("success", 0, Action.PUSHED)
+        assert result.pushed == (pr.remote_head(),)
+        assert result.comment_url == gh.comments[NUMBER][0]["html_url"]
+        assert result.check_url.startswith("https://github.example/runs/")

@@ -89,13 +89,19 @@ def push(root: Path, *, sha: str, branch: str, base_sha: str, protected: str) ->
     )
     if result.exit_code == 0:
         return Pushed(ok=True, branch=branch, commits=commits)
-    lines = (result.stderr + "\n" + result.stdout).splitlines()
-    why = next(
-        (line for line in lines if "rejected" in line or line.startswith(("fatal:", "error:"))), ""
-    )
     return Pushed(
-        ok=False, branch=branch, commits=commits, detail=why.strip() or f"exit {result.exit_code}"
+        ok=False, branch=branch, commits=commits, detail=_refusal(result.stdout, result.stderr)
     )
+
+
+def _refusal(stdout: str, stderr: str) -> str:
+    """The remote's reason: the porcelain ``!`` line's (``[rejected] (fetch first)``), else git's
+    ``fatal:``/``error:`` line."""
+    for line in stdout.splitlines():
+        if line.startswith("!\t"):
+            return line.split("\t")[-1].strip()
+    fatal = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
+    return fatal[0] if fatal else "git push failed"
 
 
 def fix_branch(context: PrContext, run_id: str) -> str:

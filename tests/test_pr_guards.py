@@ -82,7 +82,9 @@ def test_a_branch_that_moved_on_is_not_forced_and_the_comment_says_so(tmp_path: 
 
         assert done.returncode == 1
         assert pr.remote_head() == theirs  # their commit kept: nothing forced
-        assert "the push to feature was refused, not forced: [rejected] (fetch first)" in done.stderr
+        assert (
+            "the push to feature was refused, not forced: [rejected] (fetch first)" in done.stderr
+        )
         (comment,) = gh.calls("POST", "/comments")
         assert "but the push to feature was refused, not forced" in comment.body["body"]
 

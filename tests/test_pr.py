@@ -97,6 +97,7 @@ def test_mode_pr_opens_one_pull_request_whose_head_holds_the_commits(tmp_path: P
         assert head.startswith(f"greenloop/fix-{NUMBER}-")
         commits = git(pr.origin, "log", "--format=%s", f"feature..{head}").splitlines()
         assert commits == ["agent[iter 1/5]: add adds"]
+        assert opened.body["body"].startswith(f"**greenloop** made #{NUMBER} green: 1 commit(s)")
         assert "## ✅ greenloop: success" in opened.body["body"]
         result = json.loads(done.stdout)
         assert result["action"] == "opened"

@@ -16,7 +16,7 @@ from greenloop.loop import run_loop
 from greenloop.policy import Result
 from greenloop.pr import Action, PrResult
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
-from greenloop.pr.comment import comment_body, headline, pr_view
+from greenloop.pr.comment import comment_body, pr_view
 from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
 from greenloop.redact import redact
 from greenloop.session import Progress
@@ -120,10 +120,10 @@ def act(
         return Done(action=Action.PUSHED, pushed=sent.commits, branch=branch, detail=detail)
     assert forge is not None  # run_pr refuses --mode pr without one
     title = f"greenloop: make #{context.number} green" if context.number else "greenloop: a fix"
+    which = f"#{context.number}" if context.number else f"`{context.head_ref}`"
     body = (
-        headline(loop, context, Action.OPENED, pushed=sent.commits, branch=branch)
-        + "\n\n"
-        + markdown
+        f"**greenloop** made {which} green: {len(sent.commits)} commit(s) on top of "
+        f"`{context.head_ref}`; merging this pull request puts them there.\n\n{markdown}"
     )
     try:
         pull = forge.open_pull(head=branch, base=context.head_ref, title=title, body=redact(body))

@@ -250,3 +250,20 @@ def test_greenloops_own_check_run_completing_starts_no_loop(tmp_path: Path) -> N
         assert not (pr.checkout / "agent-was-called").exists()
         assert not gh.requests
         assert "result=skipped" in (tmp_path / "github_output").read_text()
+
+
+def test_a_pull_request_the_api_cannot_find_is_one_clear_line(tmp_path: Path) -> None:
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        Path(pr.env["GITHUB_EVENT_PATH"]).write_text(
+            json.dumps({"issue": {"number": 404, "pull_request": {}}})
+        )
+        pr.env["GITHUB_EVENT_NAME"] = "issue_comment"
+
+        done = pr.run("--agent", FIX)
+
+        assert done.returncode == 2
+        assert done.stderr.strip() == (
+            f"greenloop: cannot read the pull request: GitHub GET /repos/{REPO}/pulls/404: "
+            "HTTP 404: Not Found"
+        )

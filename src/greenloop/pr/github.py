@@ -219,14 +219,17 @@ def client_from_env(
     api = environ.get("GITHUB_API_URL") or DEFAULT_API
     stub = PrContext(repo=repo, number=0, head_ref="", base_ref="", head_repo=repo)
     client = GitHub(stub, token=token, api_url=api) if token else None
-    context = read_context(environ, repo=repo, client=client, base=base)
+    try:
+        context = read_context(environ, repo=repo, client=client, base=base)
+    except ForgeError as exc:  # the pull request could not be read: nothing can run
+        raise FatalError(f"cannot read the pull request: {exc}") from None
     if client is not None:
         client.context = context
     return context, client
 
 
 def own_event(environ: Mapping[str, str] = os.environ) -> str:
-    """Why the event is greenloop's own (its check run or suite completing), else ``""``: a
+    """Why the event is greenloop's own (its check run completing), else ``""``: a
     workflow on failed checks must not start a loop on greenloop's own verdict."""
     event = environ.get("GITHUB_EVENT_NAME", "")
     if event not in ("check_run", "check_suite"):

@@ -267,3 +267,18 @@ def test_a_pull_request_the_api_cannot_find_is_one_clear_line(tmp_path: Path) ->
             f"greenloop: cannot read the pull request: GitHub GET /repos/{REPO}/pulls/404: "
             "HTTP 404: Not Found"
         )
+
+
+def test_a_base_branch_nobody_names_is_refused_and_base_names_it(tmp_path: Path) -> None:
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        Path(pr.env["GITHUB_EVENT_PATH"]).write_text("{}")
+        pr.env |= {"GITHUB_EVENT_NAME": "push", "GITHUB_HEAD_REF": "feature"}
+
+        refused = pr.run("--agent", FIX, "--no-comment")
+
+        assert refused.returncode == 2
+        assert "base branch is not known: pass --base REF" in refused.stderr
+        done = pr.run("--agent", FIX, "--no-comment", "--base", "main")
+        assert done.returncode == 0, done.stderr
+        assert "return a + b" in git(pr.origin, "show", "feature:calc.py")

@@ -34,7 +34,9 @@ def refuse_unsafe(context: PrContext, mode: str) -> None:
     """The guards that hold before anything runs."""
     if not context.head_ref:
         raise Refused("the pull request's head branch is not known (GITHUB_HEAD_REF, the event)")
-    if context.base_ref and context.head_ref == context.base_ref:
+    if not context.base_ref:
+        raise Refused("the pull request's base branch is not known: pass --base REF")
+    if context.head_ref == context.base_ref:
         raise Refused(
             f"the pull request's head branch is its base branch ({context.base_ref}): "
             "greenloop never pushes to the base branch"

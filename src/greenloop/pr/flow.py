@@ -75,7 +75,9 @@ def run_pr(
     body = comment_body(loop, context, done.action, markdown, pushed=done.pushed,
                         branch=done.branch, pull_url=done.pull_url, detail=done.detail,
                         diff=done.diff)  # fmt: skip
-    comment_url = _comment(forge, body, progress) if comment and forge else ""
+    if comment and forge and not context.number:
+        progress("pr · warning: no pull request number known (the event, GITHUB_REF): no comment")
+    comment_url = _comment(forge, body, progress) if comment and forge and context.number else ""
     check_url = _check(forge, loop, done, markdown, annotations, progress) if forge else ""
     exit_code = loop.exit_code if done.ok else 1
     return PrResult(

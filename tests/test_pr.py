@@ -51,6 +51,7 @@ def test_a_red_pr_is_fixed_pushed_and_its_one_comment_edited_when_it_runs_again(
         git(seed, "push", "-q", str(pr.origin), "feature")
         pr.reclone("checkout2")
         gh.requests.clear()
+        (first_id,) = (c["id"] for c in gh.comments[NUMBER] if MARKER in c["body"])
 
         again = pr.run("--agent", "touch agent-was-called")
 
@@ -58,7 +59,8 @@ def test_a_red_pr_is_fixed_pushed_and_its_one_comment_edited_when_it_runs_again(
         assert not (pr.checkout / "agent-was-called").exists()
         assert not gh.calls("POST", "/comments")  # edited in place, not a second comment
         (edit,) = gh.calls("PATCH", r"/issues/comments/\d+$")
-        assert edit.path.endswith(f"/issues/comments/{gh.next_id - 1}") or edit.body
+        assert edit.path == f"/repos/{REPO}/issues/comments/{first_id}"
+        assert edit.body["body"].startswith(MARKER)
         assert gh.calls("GET", r"page=2")  # found again on the second page
         ours = [c for c in gh.comments[NUMBER] if MARKER in c["body"]]
         assert len(ours) == 1

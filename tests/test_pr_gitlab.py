@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitlab_server import GitLabServer
+from greenloop.errors import FatalError
 from greenloop.pr import gitlab
 from greenloop.pr.forge import COMMENT_MARKER, ForgeError
 from secret_shapes import SHAPES, leaks
@@ -22,6 +23,12 @@ def server() -> Iterator[GitLabServer]:
         gl.add_project(PROJECT, "acme/calc")
         gl.add_project(FORK, "someone/calc")
         yield gl
+
+
+def client(env: dict[str, str]) -> gitlab.GitLabForge:
+    forge = gitlab.client_from_env(env)[1]
+    assert forge is not None
+    return forge
 
 
 def ci_env(server: GitLabServer, **extra: str) -> dict[str, str]:
@@ -50,7 +57,7 @@ def ci_env(server: GitLabServer, **extra: str) -> dict[str, str]:
 
 def test_gitlab_comment_is_created_once_then_edited_in_place(server: GitLabServer) -> None:
     server.add_note(PROJECT, 7, "LGTM, but CI is red")
-    forge = gitlab.from_env(ci_env(server))
+    forge = client(ci_env(server))
     first = forge.upsert_comment(f"{COMMENT_MARKER}\n### greenloop: 2 failing")
     second = forge.upsert_comment(f"{COMMENT_MARKER}\n### greenloop: fixed")
 
@@ -80,7 +87,7 @@ def test_gitlab_comment_is_found_past_the_first_page_and_never_in_a_system_note(
     for n in range(3):
         server.add_note(PROJECT, 7, f"review {n}")
     ours = server.add_note(PROJECT, 7, f"{COMMENT_MARKER}\nold report")
-    forge = gitlab.from_env(ci_env(server))
+    forge = client(ci_env(server))
 
     found = forge.find_comment()
     assert found is not None
@@ -89,12 +96,13 @@ def test_gitlab_comment_is_found_past_the_first_page_and_never_in_a_system_note(
     assert pages == ["1", "2", "3"]
     assert {r.query["sort"] for r in server.requests} == {"asc"}
 
-    forge.upsert_comment(f"{COMMENT_MARKER}\nnew report")
+    forge.upsert_comment("new report")  # the marker is put first when the body lacks it
     assert server.writes()[-1].path.endswith(f"/notes/{ours}")
+    assert server.writes()[-1].body == {"body": f"{COMMENT_MARKER}\nnew report"}
 
 
 def test_gitlab_note_bodies_are_redacted_before_they_are_sent(server: GitLabServer) -> None:
-    forge = gitlab.from_env(ci_env(server))
+    forge = client(ci_env(server))
     lines = "\n".join(line for line, _ in SHAPES[:-1])  # the last needs a project's own pattern
     forge.upsert_comment(f"{COMMENT_MARKER}\n{lines}\nthe token: {TOKEN}")
     sent = server.writes()[0].body["body"]
@@ -104,7 +112,7 @@ def test_gitlab_note_bodies_are_redacted_before_they_are_sent(server: GitLabServ
 
 
 def test_gitlab_opens_a_merge_request_and_a_rerun_gets_the_open_one(server: GitLabServer) -> None:
-    forge = gitlab.from_env(ci_env(server))
+    forge = client(ci_env(server))
     args = {
         "head": "greenloop/fix-7",
         "base": "feature",
@@ -136,7 +144,7 @@ def test_gitlab_opens_a_merge_request_and_a_rerun_gets_the_open_one(server: GitL
 
 
 def test_gitlab_check_is_a_commit_status_on_the_head(server: GitLabServer) -> None:
-    forge = gitlab.from_env(ci_env(server))
+    forge = client(ci_env(server))
     sha = "0123456789abcdef0123456789abcdef01234567"
     url = forge.publish_check(sha=sha, conclusion="failure", title="2 failing", summary="...")
     forge.publish_check(sha=sha, conclusion="success", title="x" * 300, summary="")
@@ -160,7 +168,7 @@ def test_gitlab_job_token_refused_on_notes_names_the_fix_and_not_the_token(
 ) -> None:
     env = ci_env(server, CI_JOB_TOKEN=JOB_TOKEN)
     del env["GITLAB_TOKEN"]
-    forge = gitlab.from_env(env)
+    forge = client(env)
     with pytest.raises(ForgeError) as refused:
         forge.upsert_comment(f"{COMMENT_MARKER}\nreport")
     message = str(refused.value)
@@ -195,12 +203,15 @@ def test_gitlab_forge_outside_a_merge_request_pipeline_says_what_is_missing(
 ) -> None:
     env = ci_env(server)
     del env["CI_MERGE_REQUEST_IID"]
-    with pytest.raises(ForgeError, match="merge_request_event"):
-        gitlab.from_env(env)
+    with pytest.raises(FatalError, match="merge_request_event"):
+        gitlab.client_from_env(env)
     env = ci_env(server)
     del env["GITLAB_TOKEN"]
-    with pytest.raises(ForgeError, match="GITLAB_TOKEN"):
-        gitlab.from_env(env)
+    with pytest.raises(FatalError, match="GITLAB_TOKEN"):
+        gitlab.client_from_env(env)
+    context, forge = gitlab.client_from_env(env, base="release", need_token=False)
+    assert forge is None  # --mode push --no-comment needs no API
+    assert (context.head_ref, context.base_ref) == ("feature", "release")
     assert gitlab.detect({"GITLAB_CI": "true"}) is True
     assert gitlab.detect({"GITHUB_ACTIONS": "true"}) is False
     assert server.requests == []

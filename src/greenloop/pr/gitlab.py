@@ -15,7 +15,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
+from greenloop.errors import FatalError
 from greenloop.pr.forge import (
     COMMENT_MARKER,
     Annotation,
@@ -71,28 +73,44 @@ def context_from_env(environ: Mapping[str, str] = os.environ) -> PrContext:
     )
 
 
-def from_env(environ: Mapping[str, str] = os.environ) -> GitLabForge:
-    """The client for this job's merge request, or ``ForgeError`` naming what is missing."""
+def client_from_env(
+    environ: Mapping[str, str] = os.environ, *, base: str | None = None, need_token: bool = True
+) -> tuple[PrContext, GitLabForge | None]:
+    """The merge request this job is about, and a client when there is a token."""
     api = environ.get("CI_API_V4_URL", "")
     if not api:
-        raise ForgeError(
-            "CI_API_V4_URL is not set: not a GitLab CI job (or --forge gitlab by mistake)"
-        )
-    if environ.get("GITLAB_TOKEN"):
-        header, token = "PRIVATE-TOKEN", environ["GITLAB_TOKEN"]
-    elif environ.get("CI_JOB_TOKEN"):
-        header, token = "JOB-TOKEN", environ["CI_JOB_TOKEN"]
-    else:
-        raise ForgeError("no GitLab token: set GITLAB_TOKEN (a project access token, api scope)")
-    context = context_from_env(environ)
-    return GitLabForge(
+        raise FatalError("CI_API_V4_URL is not set (--forge gitlab): run inside a GitLab CI job")
+    try:
+        context = context_from_env(environ)
+    except ForgeError as exc:
+        raise FatalError(str(exc)) from None
+    if base:
+        context = replace(context, base_ref=base)
+    auth = _auth(environ)
+    if auth is None:
+        if need_token:
+            raise FatalError(
+                "GITLAB_TOKEN is not set: the note and a fix MR need a project access token "
+                "with the api scope (a masked CI/CD variable), or pass --no-comment with --mode push"
+            )
+        return context, None
+    client = GitLabForge(
         context=context,
         api_url=api,
         mr_project=environ.get("CI_MERGE_REQUEST_PROJECT_ID") or environ.get("CI_PROJECT_ID", ""),
         project=environ.get("CI_PROJECT_ID", ""),
-        auth=(header, token),
+        auth=auth,
         job_url=environ.get("CI_JOB_URL", ""),
     )
+    return context, client
+
+
+def _auth(environ: Mapping[str, str]) -> tuple[str, str] | None:
+    if environ.get("GITLAB_TOKEN"):
+        return "PRIVATE-TOKEN", environ["GITLAB_TOKEN"]
+    if environ.get("CI_JOB_TOKEN"):
+        return "JOB-TOKEN", environ["CI_JOB_TOKEN"]
+    return None
 
 
 class GitLabForge:
@@ -128,8 +146,8 @@ class GitLabForge:
         return None
 
     def upsert_comment(self, body: str, marker: str = COMMENT_MARKER) -> Comment:
-        if marker not in body:
-            raise ValueError("the comment's body must hold its marker, or no later run finds it")
+        if marker not in body:  # without it no later run finds the note again
+            body = f"{marker}\n{body}"
         found = self.find_comment(marker)
         if found is None:
             note = self._call("POST", self._notes_path(), {"body": redact(body)})

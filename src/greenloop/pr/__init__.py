@@ -45,3 +45,10 @@ class PrResult:
     report_path: str = ""
     """The Markdown report (``report --format md``) written for the run."""
 
+
+def __getattr__(name: str) -> object:
+    if name == "run_pr":  # lazily: the flow imports the loop, the CLI's parser must not
+        from greenloop.pr.flow import run_pr
+
+        return run_pr
+    raise AttributeError(f"module 'greenloop.pr' has no attribute {name!r}")

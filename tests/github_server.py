@@ -53,6 +53,11 @@ def pull_json(
     }
 
 
+def _head_is(pull: dict[str, Any], owner: str, branch: str) -> bool:
+    head = pull["head"]
+    return bool(head["ref"] == branch and head["repo"]["full_name"].split("/")[0] == owner)
+
+
 class _Handler(BaseHTTPRequestHandler):
     state: GitHubState
 
@@ -107,6 +112,9 @@ class _Handler(BaseHTTPRequestHandler):
                         item["body"] = body["body"]
                         return 200, item, {}
             return 404, {"message": "Not Found"}, {}
+        if path == f"{repo}/pulls" and method == "GET":
+            owner, _, branch = query["head"][0].partition(":")
+            return 200, [p for p in st.pulls.values() if _head_is(p, owner, branch)], {}
         if path == f"{repo}/pulls" and method == "POST":
             number = max([*st.pulls, 0]) + 1
             made = pull_json(st.repo, number, body["head"], body["base"])

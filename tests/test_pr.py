@@ -51,6 +51,7 @@ def test_a_red_pr_is_fixed_pushed_and_its_one_comment_edited_when_it_runs_again(
         git(seed, "push", "-q", str(pr.origin), "feature")
         pr.reclone("checkout2")
         gh.requests.clear()
+        (first_id,) = (c["id"] for c in gh.comments[NUMBER] if MARKER in c["body"])
 
         again = pr.run("--agent", "touch agent-was-called")
 
@@ -58,7 +59,8 @@ def test_a_red_pr_is_fixed_pushed_and_its_one_comment_edited_when_it_runs_again(
         assert not (pr.checkout / "agent-was-called").exists()
         assert not gh.calls("POST", "/comments")  # edited in place, not a second comment
         (edit,) = gh.calls("PATCH", r"/issues/comments/\d+$")
-        assert edit.path.endswith(f"/issues/comments/{gh.next_id - 1}") or edit.body
+        assert edit.path == f"/repos/{REPO}/issues/comments/{first_id}"
+        assert edit.body["body"].startswith(MARKER)
         assert gh.calls("GET", r"page=2")  # found again on the second page
         ours = [c for c in gh.comments[NUMBER] if MARKER in c["body"]]
         assert len(ours) == 1
@@ -97,6 +99,7 @@ def test_mode_pr_opens_one_pull_request_whose_head_holds_the_commits(tmp_path: P
         assert head.startswith(f"greenloop/fix-{NUMBER}-")
         commits = git(pr.origin, "log", "--format=%s", f"feature..{head}").splitlines()
         assert commits == ["agent[iter 1/5]: add adds"]
+        assert opened.body["body"].startswith(f"**greenloop** made #{NUMBER} green: 1 commit(s)")
         assert "## ✅ greenloop: success" in opened.body["body"]
         result = json.loads(done.stdout)
         assert result["action"] == "opened"
@@ -153,3 +156,32 @@ def test_suggest_mode_comments_the_diff_and_pushes_nothing(tmp_path: Path) -> No
         assert "nothing pushed (`--mode suggest`)" in body
         assert "```diff\n" in body
         assert "-    return a - b\n+    return a + b" in body
+
+
+def test_run_pr_as_a_library_call_pushes_and_comments_through_the_forge_protocol(
+    tmp_path: Path,
+) -> None:
+    from greenloop import Config
+    from greenloop.agents.command import CommandAgent
+    from greenloop.pr import Action, run_pr
+    from greenloop.pr.forge import PrContext
+    from greenloop.pr.github import GitHub
+    from pr_fixtures import VERIFY
+
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        context = PrContext(
+            repo=REPO, number=NUMBER, head_ref="feature", base_ref="main", head_repo=REPO,
+            head_sha=pr.head_sha,
+        )  # fmt: skip
+        forge = GitHub(context, token=TOKEN, api_url=gh.url)
+
+        result = run_pr(
+            pr.checkout, CommandAgent(command=FIX), context=context, forge=forge,
+            config=Config(max_iters=3), command=VERIFY,
+        )  # fmt: skip
+
+        assert (result.result, result.exit_code, result.action) == ("success", 0, Action.PUSHED)
+        assert result.pushed == (pr.remote_head(),)
+        assert result.comment_url == gh.comments[NUMBER][0]["html_url"]
+        assert result.check_url.startswith("https://github.example/runs/")

@@ -34,7 +34,9 @@ def refuse_unsafe(context: PrContext, mode: str) -> None:
     """The guards that hold before anything runs."""
     if not context.head_ref:
         raise Refused("the pull request's head branch is not known (GITHUB_HEAD_REF, the event)")
-    if context.base_ref and context.head_ref == context.base_ref:
+    if not context.base_ref:
+        raise Refused("the pull request's base branch is not known: pass --base REF")
+    if context.head_ref == context.base_ref:
         raise Refused(
             f"the pull request's head branch is its base branch ({context.base_ref}): "
             "greenloop never pushes to the base branch"
@@ -89,13 +91,19 @@ def push(root: Path, *, sha: str, branch: str, base_sha: str, protected: str) ->
     )
     if result.exit_code == 0:
         return Pushed(ok=True, branch=branch, commits=commits)
-    lines = (result.stderr + "\n" + result.stdout).splitlines()
-    why = next(
-        (line for line in lines if "rejected" in line or line.startswith(("fatal:", "error:"))), ""
-    )
     return Pushed(
-        ok=False, branch=branch, commits=commits, detail=why.strip() or f"exit {result.exit_code}"
+        ok=False, branch=branch, commits=commits, detail=_refusal(result.stdout, result.stderr)
     )
+
+
+def _refusal(stdout: str, stderr: str) -> str:
+    """The remote's reason: the porcelain ``!`` line's (``[rejected] (fetch first)``), else git's
+    ``fatal:``/``error:`` line."""
+    for line in stdout.splitlines():
+        if line.startswith("!\t"):
+            return line.split("\t")[-1].strip()
+    fatal = [line for line in stderr.splitlines() if line.startswith(("fatal:", "error:"))]
+    return fatal[0] if fatal else "git push failed"
 
 
 def fix_branch(context: PrContext, run_id: str) -> str:

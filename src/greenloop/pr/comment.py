@@ -3,6 +3,8 @@ Markdown report (``greenloop report --format md``), under a hidden marker that f
 
 from __future__ import annotations
 
+from typing import Any
+
 from greenloop.history import LoopResult
 from greenloop.policy import Result
 from greenloop.pr import Action
@@ -12,6 +14,31 @@ MAX_DIFF = 40_000  # the suggested diff's share of a comment (GitHub caps a body
 NOT_PUSHED = {
     Result.SUSPICIOUS_PASS: "green, but the run weakened the suite: nothing pushed",
 }
+
+
+NEXT = {
+    Action.PUSHED: "Review the pushed commits in this pull request.",
+    Action.OPENED: "Review the fix PR's commits, then merge it into this pull request's branch.",
+    Action.SUGGESTED: "Nothing was pushed: apply the diff below if it is right.",
+}
+"""The report's next step once greenloop has acted (the loop's says: review before you push)."""
+
+
+def pr_view(data: dict[str, Any], action: Action) -> dict[str, Any]:
+    """The run's report as a pull request reads it: the next step is the PR's, and the attempt ref
+    (in the job's clone only, gone with it) is not offered as a way back."""
+    view = {**data}
+    if action in NEXT:
+        view["recommendation"] = NEXT[action]
+    elif data["result"] == "success" and not data["iterations"]:
+        view["recommendation"] = "Nothing to fix."
+    elif data["result"] != "success":
+        first = str(data["recommendation"])
+        for local in (" The attempt is kept:", " Moved there:", " The iteration commits stay"):
+            first = first.partition(local)[0]  # what the job's clone keeps, gone with it
+        view["recommendation"] = f"Nothing was pushed. {first}"
+        view["attempt_ref"] = ""
+    return view
 
 
 def comment_body(

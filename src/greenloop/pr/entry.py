@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.errors import FatalError
-from greenloop.pr import PrResult
+from greenloop.pr import Action, PrResult
 from greenloop.pr.cli import RUN_FLAGS
 from greenloop.pr.forge import Forge, PrContext
 from greenloop.redact import redact
@@ -29,6 +29,15 @@ def main(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> i
     from greenloop.pr.flow import run_pr
     from greenloop.process import watch_output
 
+    if args.forge != "gitlab":
+        from greenloop.pr.github import own_event
+
+        why = own_event(environ)
+        if why:
+            skipped = PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=why)
+            sys.stdout.write(render(skipped, args.format, Path(args.repo)))
+            write_outputs(skipped, "", environ)
+            return 0
     cwd = Path(args.repo).resolve()
     root = git.get_root(cwd) or cwd
     config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
@@ -80,8 +89,9 @@ def render(result: PrResult, fmt: str, root: Path) -> str:
     if not result.run_id:
         return f"greenloop pr: {result.reason}\n"
     from greenloop import report
+    from greenloop.pr.comment import pr_view
 
-    text = report.render_run_text(_report_json(root, result.run_id))
+    text = report.render_run_text(pr_view(_report_json(root, result.run_id), result.action))
     lines = [
         f"greenloop pr: {result.action.value}" + (f" ({result.branch})" if result.branch else "")
     ]

@@ -16,7 +16,7 @@ from greenloop.loop import run_loop
 from greenloop.policy import Result
 from greenloop.pr import Action, PrResult
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
-from greenloop.pr.comment import comment_body, headline
+from greenloop.pr.comment import comment_body, pr_view
 from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
 from greenloop.redact import redact
 from greenloop.session import Progress
@@ -63,17 +63,21 @@ def run_pr(
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
     loop = run_loop(root, agent, config=config, command=command, progress=progress, phase=phase)
     data = report.loop_json(loop)
-    markdown = report.render_run_markdown(data)
+    done = act(
+        root, loop, context, forge, mode, report.render_run_markdown(pr_view(data, Action.OPENED))
+    )
+    markdown = report.render_run_markdown(pr_view(data, done.action))
     report_path = Path(loop.record_dir) / "report.md"
     report_path.write_text(redact(markdown), encoding="utf-8")
-    done = act(root, loop, context, forge, mode, markdown)
     if done.detail:
         progress(f"pr · {done.detail}")
     annotations = annotate(root, loop, config, command)
     body = comment_body(loop, context, done.action, markdown, pushed=done.pushed,
                         branch=done.branch, pull_url=done.pull_url, detail=done.detail,
                         diff=done.diff)  # fmt: skip
-    comment_url = _comment(forge, body, progress) if comment and forge else ""
+    if comment and forge and not context.number:
+        progress("pr · warning: no pull request number known (the event, GITHUB_REF): no comment")
+    comment_url = _comment(forge, body, progress) if comment and forge and context.number else ""
     check_url = _check(forge, loop, done, markdown, annotations, progress) if forge else ""
     exit_code = loop.exit_code if done.ok else 1
     return PrResult(
@@ -118,10 +122,10 @@ def act(
         return Done(action=Action.PUSHED, pushed=sent.commits, branch=branch, detail=detail)
     assert forge is not None  # run_pr refuses --mode pr without one
     title = f"greenloop: make #{context.number} green" if context.number else "greenloop: a fix"
+    which = f"#{context.number}" if context.number else f"`{context.head_ref}`"
     body = (
-        headline(loop, context, Action.OPENED, pushed=sent.commits, branch=branch)
-        + "\n\n"
-        + markdown
+        f"**greenloop** made {which} green: {len(sent.commits)} commit(s) on top of "
+        f"`{context.head_ref}`; merging this pull request puts them there.\n\n{markdown}"
     )
     try:
         pull = forge.open_pull(head=branch, base=context.head_ref, title=title, body=redact(body))

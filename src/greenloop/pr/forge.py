@@ -4,6 +4,11 @@ A forge client is small: find and keep up to date one comment of greenloop's own
 request, open a pull request, and publish a check (a verdict with annotations) on a commit.
 ``github.py`` implements it over GitHub's REST API, ``gitlab.py`` over GitLab's; the flow
 (``flow.py``) only ever sees this Protocol. Every body a client sends has passed ``redact``.
+
+Each client module also has ``client_from_env(environ, *, base, need_token)`` returning
+``(PrContext, Forge | None)``: the pull request from the CI job's variables, and a client when
+there is a token (``need_token``: a missing one is a ``FatalError``, exit 2). ``greenloop pr
+--forge NAME`` imports ``greenloop.pr.NAME`` and calls it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from greenloop.pr.forge import (
     PrContext,
     PullRequest,
 )
-from greenloop.redact import redact, redact_data
+from greenloop.redact import add_patterns, redact, redact_data
 
 DEFAULT_API = "https://api.github.com"
 TIMEOUT_S = 30.0
@@ -38,6 +38,7 @@ PAGE_SIZE = 100
 MAX_PAGES = 50  # 5,000 comments: a bound, not a limit anyone meets
 MAX_ANNOTATIONS = 50  # GitHub takes at most 50 per request
 MAX_BODY = 65_000  # a comment's body is capped at 65,536 characters
+CHECK_NAME = "greenloop"
 PR_EVENTS = ("pull_request", "pull_request_target")
 
 
@@ -94,7 +95,7 @@ class GitHub:
         if annotations:
             output["annotations"] = [_annotation(a) for a in annotations[:MAX_ANNOTATIONS]]
         data = {
-            "name": "greenloop",
+            "name": CHECK_NAME,
             "head_sha": sha,
             "status": "completed",
             "conclusion": conclusion,
@@ -213,13 +214,31 @@ def client_from_env(
             "GITHUB_TOKEN is not set: the comment and a fix PR need it "
             "(env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}), or pass --no-comment with --mode push"
         )
+    if token:  # hidden by its value from now on, whatever variable or file shows it again
+        add_patterns([re.escape(token)])
     api = environ.get("GITHUB_API_URL") or DEFAULT_API
     stub = PrContext(repo=repo, number=0, head_ref="", base_ref="", head_repo=repo)
     client = GitHub(stub, token=token, api_url=api) if token else None
-    context = read_context(environ, repo=repo, client=client, base=base)
+    try:
+        context = read_context(environ, repo=repo, client=client, base=base)
+    except ForgeError as exc:  # the pull request could not be read: nothing can run
+        raise FatalError(f"cannot read the pull request: {exc}") from None
     if client is not None:
         client.context = context
     return context, client
+
+
+def own_event(environ: Mapping[str, str] = os.environ) -> str:
+    """Why the event is greenloop's own (its check run completing), else ``""``: a
+    workflow on failed checks must not start a loop on greenloop's own verdict."""
+    event = environ.get("GITHUB_EVENT_NAME", "")
+    if event not in ("check_run", "check_suite"):
+        return ""
+    payload = _payload(environ.get("GITHUB_EVENT_PATH", ""))
+    run = payload.get("check_run") or {}
+    if event == "check_run" and run.get("name") == CHECK_NAME:
+        return f"nothing to do: the event is greenloop's own check run ({CHECK_NAME})"
+    return ""
 
 
 def read_context(
@@ -266,7 +285,7 @@ def _pull_of(event: str, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         if pulls:
             return dict(pulls[0])
     issue = payload.get("issue") or {}
-    if issue.get("pull_request") and issue.get("number"):
+    if "pull_request" in issue and issue.get("number"):
         return {"number": issue["number"]}
     return None
 

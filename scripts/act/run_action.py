@@ -119,9 +119,7 @@ def make_repo(work: Path) -> tuple[Path, Path]:
     flow = repo / ".github" / "workflows" / "greenloop.yml"
     flow.parent.mkdir(parents=True)
     verifier = "python3 -m pytest -q -p no:cacheprovider test_calc.py"
-    flow.write_text(
-        WORKFLOW.format(agent=json.dumps(FIX), verifier=json.dumps(verifier))
-    )
+    flow.write_text(WORKFLOW.format(agent=json.dumps(FIX), verifier=json.dumps(verifier)))
     git(repo, "init", "-q", "-b", BASE)
     git(repo, "add", "-A")
     commit(repo, "initial")
@@ -208,7 +206,11 @@ def main() -> int:
         git(repo, "push", "-q", "origin", HEAD)
         second = run_act(args, work, repo, action, server.url, 2)
         bodies = [json.dumps(r.body) for r in server.requests if r.body is not None]
-        uploaded = [p.read_bytes().decode("utf-8", "replace") for n in (1, 2) for p in artifact_files(work, n)]
+        uploaded = [
+            p.read_bytes().decode("utf-8", "replace")
+            for n in (1, 2)
+            for p in artifact_files(work, n)
+        ]
         ok &= check(
             [
                 ("run 2: the greenloop pr step succeeded", "Success - Main greenloop pr" in second),

@@ -44,7 +44,7 @@ def commit(root: Path, message: str) -> None:
 
 
 def job(
-    tmp: Path, name: str, origin: Path, server: GitLabServer
+    tmp: Path, name: str, origin: Path, server: GitLabServer, *flags: str
 ) -> subprocess.CompletedProcess[str]:
     """One merge request pipeline job: GitLab's runner fetches and checks out the head detached."""
     checkout = tmp / name
@@ -79,7 +79,7 @@ def job(
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # this venv's plugins cost seconds per pytest run
     }
     return subprocess.run(
-        [sys.executable, "-m", "greenloop", "pr", "--agent", FIX, "--", *VERIFY],
+        [sys.executable, "-m", "greenloop", "pr", "--agent", FIX, *flags, "--", *VERIFY],
         cwd=checkout,
         env=env,
         capture_output=True,
@@ -134,3 +134,24 @@ def test_a_red_merge_request_is_fixed_and_its_one_note_edited_on_the_next_pipeli
         for text in (first.stdout, first.stderr, second.stdout, second.stderr, *bodies):
             assert TOKEN not in text
             assert leaks(text) == []
+
+
+def test_mode_pr_on_gitlab_opens_one_merge_request_into_the_mr_branch(tmp_path: Path) -> None:
+    with GitLabServer(token=TOKEN) as server:
+        server.add_project(PROJECT, "acme/calc")
+        origin, _ = make_mr(tmp_path)
+        before = git(origin, "rev-parse", "feature")
+
+        done = job(tmp_path, "job", origin, server, "--forge", "gitlab", "--mode", "pr")
+
+        assert done.returncode == 0, done.stderr
+        assert git(origin, "rev-parse", "feature") == before  # the MR's own branch untouched
+        (opened,) = [w for w in server.writes() if w.path.endswith("/merge_requests")]
+        assert opened.path == f"/api/v4/projects/{PROJECT}/merge_requests"
+        source = opened.body["source_branch"]
+        assert source.startswith(f"greenloop/fix-{IID}-")
+        assert opened.body["target_branch"] == "feature"
+        assert git(origin, "log", "-1", "--format=%s", source) == "agent[iter 1/5]: add adds"
+        assert "## ✅ greenloop: success" in opened.body["description"]
+        (note,) = server.projects[PROJECT].notes[IID]
+        assert "https://gitlab.example/acme/calc/-/merge_requests/1" in note["body"]

@@ -140,6 +140,7 @@ def test_the_action_fixes_a_red_pr_and_a_rerun_edits_its_one_comment(tmp_path: P
         assert_job_ran(first, tmp_path / "job1")
         assert first.step("run").exit_code == 0, first.log
         assert (first.outputs["result"], first.outputs["iterations"]) == ("success", "1")
+        assert (first.outputs["action"], first.outputs["pull-url"]) == ("pushed", "")
         assert "## ✅ greenloop: success" in first.summary
         fixed = git(origin, "log", "-1", "--format=%s", f"refs/heads/{HEAD}")
         assert fixed.startswith("agent[iter 1/5]"), fixed

@@ -136,6 +136,10 @@ def _overrides(job: Job) -> dict[str, Any]:
     for key in ("task", "max_iters", "timeout"):
         if getattr(task, key) is not None:
             values[key] = getattr(task, key)
+    if task.fail_to_pass:  # declared acceptance: `greenloop run --must-pass ID …`
+        values["must_pass"] = task.fail_to_pass
+    if task.pass_to_pass:
+        values["pass_to_pass"] = task.pass_to_pass
     return values
 
 
@@ -253,6 +257,8 @@ def job_from_json(text: str) -> Job:
     raw = data.pop("task")
     verifier = raw.get("verifier")
     raw["verifier"] = tuple(verifier) if isinstance(verifier, list) else verifier
+    for key in ("fail_to_pass", "pass_to_pass"):
+        raw[key] = tuple(raw.get(key, ()))
     data["overrides"] = tuple(tuple(kv) for kv in data["overrides"])
     return Job(task=Task(**raw), **data)
 

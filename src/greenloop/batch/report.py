@@ -110,7 +110,8 @@ def _next_steps(s: Mapping[str, Any], out: Path | None) -> list[str]:
         t
         for t in s.get("tasks", [])
         if t.get("result") not in ("success", "interrupted")  # interrupted: runs again on resume
-        and Path(str(t.get("workspace") or "")).is_dir()
+        and t.get("workspace")  # Path("") is the current folder
+        and Path(str(t["workspace"])).is_dir()
     ]
     if not unsolved:
         return []

@@ -506,7 +506,8 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser(
         "bench",
         help="seeded bugs in your own repository, run through batch: which agent fixes them",
-        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]",
+        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]\n"
+        "       greenloop bench --export harbor DIR [--mutants N] [--seed S] [options] [-- CMD ...]",
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))

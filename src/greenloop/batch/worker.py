@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.acceptance import WrongDeclaration
 from greenloop.batch import workspace
 from greenloop.batch.limiter import FileSlots, LimitedAgent, Slots
 from greenloop.batch.tasks import Task
@@ -74,6 +75,9 @@ def run_task(
                 row = _setup_failed(setup.exit_code, setup.merged, initial)
                 return _outcome(job, row, dest, start, {"setup.log": setup_log.encode()})
         row, record = _run_loop(job, dest, slots, phase)
+    except WrongDeclaration as exc:  # SWE-bench's harness drops such an instance: so do we
+        row = {"result": "invalid", "reason": str(exc).splitlines()[0], "iterations": 0}
+        record = {}
     except FatalError as exc:
         row = {"result": "error", "reason": str(exc).splitlines()[0], "iterations": 0}
         record = {}
@@ -172,7 +176,15 @@ def _row_of(result: Any) -> dict[str, Any]:
         "attempt_ref": result.attempt_ref,
         "run_id": result.run_id,
         "suspicious": [f.kind for f in result.suspicious],
-    }
+    } | _acceptance(result)
+
+
+def _acceptance(result: Any) -> dict[str, Any]:
+    """The declared tests' verdict (issue 28): ``declared acceptance: 1/1 fail-to-pass passed``."""
+    judged = result.acceptance
+    if judged is None:
+        return {}
+    return {"acceptance": judged.line(), "accepted": judged.accepted}
 
 
 def _what_failed(result: Any) -> dict[str, Any]:

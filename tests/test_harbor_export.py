@@ -76,9 +76,8 @@ def harbor() -> Path:
     return venv / "bin"
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path], str]:
-    root = tmp_path_factory.mktemp("harbor")
+def _export(root: Path) -> tuple[list[Path], str]:
+    """``bench --export harbor`` of 2 mutants of more-itertools at BASE: the task dirs, stdout."""
     with tarfile.open(PACK) as tar:
         tar.extractall(root, filter="data")
     project = root / "more-itertools"
@@ -97,13 +96,22 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]
     tasks = sorted(p for p in dest.iterdir() if p.is_dir())
     assert len(tasks) == 2, done.stdout + done.stderr
     assert "2 Harbor task(s)" in done.stderr
-    return dest, tasks, done.stdout
+    return tasks, done.stdout
 
 
-def test_every_exported_mutant_passes_harbors_own_linter_and_loader(
-    exported: tuple[Path, list[Path], str], harbor: Path
+def test_exported_mutants_are_harbor_tasks_that_fail_on_the_bug_and_pass_after_the_solution(
+    tmp_path: Path, harbor: Path
 ) -> None:
-    _, tasks, _ = exported
+    """One test, one export (the slow part: a module fixture would run once per xdist worker)."""
+    tasks, listing = _export(tmp_path)
+
+    _harbor_reads(tasks, harbor)
+    _layout_is_harbors(tasks, listing)
+    _test_script_fails_on_the_mutant_and_passes_after_the_solution(tasks, tmp_path / "ws")
+    _an_agent_that_guts_the_tests_earns_no_reward(tasks[0], tmp_path / "gutted")
+
+
+def _harbor_reads(tasks: list[Path], harbor: Path) -> None:
     for task in tasks:
         lint = _run([str(harbor / "harbor"), "lint", str(task)], task.parent)
         assert lint.returncode == 0, lint.stdout + lint.stderr
@@ -134,10 +142,7 @@ def test_every_exported_mutant_passes_harbors_own_linter_and_loader(
         assert "FIRST FAILING TEST: tests/test_more.py::" in seen["instruction"]
 
 
-def test_the_layout_is_harbors_and_the_dockerfile_builds_the_mutant_commit(
-    exported: tuple[Path, list[Path], str],
-) -> None:
-    _, tasks, listing = exported
+def _layout_is_harbors(tasks: list[Path], listing: str) -> None:
     for task in tasks:
         files = sorted(str(p.relative_to(task)) for p in task.rglob("*") if p.is_file())
         assert files == [
@@ -176,10 +181,9 @@ def _verify(task: Path, workspace: Path, rewards: Path) -> tuple[int, str]:
     return done.returncode, (rewards / "reward.txt").read_text().strip()
 
 
-def test_the_test_script_fails_on_the_mutant_and_passes_after_the_solution(
-    exported: tuple[Path, list[Path], str], tmp_path: Path
+def _test_script_fails_on_the_mutant_and_passes_after_the_solution(
+    tasks: list[Path], tmp_path: Path
 ) -> None:
-    _, tasks, _ = exported
     for task in tasks:
         workspace = _workspace(task, tmp_path / task.name)
         assert _verify(task, workspace, tmp_path / f"{task.name}-before") == (1, "0")
@@ -190,11 +194,7 @@ def test_the_test_script_fails_on_the_mutant_and_passes_after_the_solution(
         assert _verify(task, workspace, tmp_path / f"{task.name}-after") == (0, "1")
 
 
-def test_an_agent_that_guts_the_tests_earns_no_reward(
-    exported: tuple[Path, list[Path], str], tmp_path: Path
-) -> None:
-    _, tasks, _ = exported
-    task = tasks[0]
+def _an_agent_that_guts_the_tests_earns_no_reward(task: Path, tmp_path: Path) -> None:
     workspace = _workspace(task, tmp_path / "gutted")
     (workspace / "tests" / "test_more.py").write_text("def test_nothing():\n    pass\n")
 

@@ -78,10 +78,17 @@ def test_the_fix_of_each_real_instance_solves_5_of_5(tmp_path: Path) -> None:
     )  # fmt: skip
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "greenloop batch: 5/5 solved (100 %), 5 finished" in done.stdout
+    assert (
+        "greenloop batch: 5/5 solved (100 %), declared acceptance met in 5/5, 5 finished"
+    ) in done.stdout
     rows = _rows(out)
     assert sorted(rows) == sorted(str(i["instance_id"]) for i in _instances())
     assert {r["result"] for r in rows.values()} == {"success"}
+    assert {r["accepted"] for r in rows.values()} == {True}  # FAIL_TO_PASS and PASS_TO_PASS ran
+    declared = {str(i["instance_id"]): i for i in _instances()}
+    for task_id, row in rows.items():
+        f2p = len(json.loads(str(declared[task_id]["FAIL_TO_PASS"])))
+        assert f"{f2p}/{f2p} fail-to-pass passed" in str(row["acceptance"]), row["acceptance"]
     assert {r["iterations"] for r in rows.values()} == {1}
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["solved"], summary["valid"], summary["invalid"]) == (5, 5, 0)
@@ -98,7 +105,9 @@ def test_a_no_op_agent_solves_0_of_5(tmp_path: Path) -> None:
     )  # fmt: skip
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "greenloop batch: 0/5 solved (0 %), 5 finished" in done.stdout
+    assert (
+        "greenloop batch: 0/5 solved (0 %), declared acceptance met in 0/5, 5 finished"
+    ) in done.stdout
     rows = _rows(out)
     assert len(rows) == 5
     assert all(r["result"] not in ("success", "invalid") for r in rows.values()), rows

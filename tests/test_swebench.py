@@ -93,6 +93,15 @@ def test_the_fix_of_each_real_instance_solves_5_of_5(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["solved"], summary["valid"], summary["invalid"]) == (5, 5, 0)
 
+    again = _greenloop(
+        "batch", "--format", "swe-bench", str(INSTANCES), "--repos", str(mirrors),
+        "--out", str(out), "--workers", "2", "--agent", f"python {fixer} {INSTANCES}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 5 finished (skipped), 0 to run again" in again.stderr
+    assert len((out / "results.jsonl").read_text().splitlines()) == 5
+
 
 def test_a_no_op_agent_solves_0_of_5(tmp_path: Path) -> None:
     mirrors = _mirrors(tmp_path / "mirrors")
@@ -141,6 +150,10 @@ def test_each_start_is_the_base_commit_plus_the_test_patch_with_no_later_commit_
         touched = set(git("diff", "--name-only", "HEAD^", "HEAD").split())
         assert touched == set(item.test_files) == {"tests/test_more.py"}
         assert git("remote") == ""
+        head = git("rev-parse", "HEAD")
+        assert build_start(item, mirror, start, tmp_path / "aside") == ""  # a resumed batch
+        assert git("rev-parse", "HEAD") == head  # the same start commit, kept
+    assert not (tmp_path / "aside").exists()
 
 
 def test_a_test_patch_that_does_not_apply_makes_that_instance_invalid(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -248,15 +249,15 @@ def build_start(item: Instance, mirror: Path, dest: Path, aside: Path) -> str:
     """Make ``dest`` (empty string) or say why the instance cannot start (its test patch)."""
     staging = dest.with_name(dest.name + ".new")
     if staging.exists():
-        workspace.set_aside(staging, aside)
+        shutil.rmtree(staging)  # our own half-built copy, from a killed run
     why = _build(item, mirror, staging)
     if why:
-        workspace.set_aside(staging, aside)
+        shutil.rmtree(staging)
         return why
     if dest.exists() and git.rev_parse(dest, "HEAD") == git.rev_parse(staging, "HEAD"):
-        workspace.set_aside(staging, aside)  # the same start as last time: keep that one
+        shutil.rmtree(staging)  # the same start as last time (a resumed batch): keep that one
         return ""
-    workspace.set_aside(dest, aside)
+    workspace.set_aside(dest, aside)  # another start under the same id: the old one kept aside
     staging.rename(dest)
     return ""
 

@@ -251,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_detect,
         _add_run,
         _add_batch,
+        _add_pr,
         _add_bench,
         _add_report,
         _add_runs,
@@ -498,6 +499,24 @@ def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
+
+
+def _add_pr(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from greenloop.pr.cli import add_arguments
+
+    p = sub.add_parser(
+        "pr",
+        help="on a pull request's head: the loop, then push the fix, open a fix PR, or comment",
+        usage="greenloop pr --agent AGENT [--mode push|pr|suggest] [options] [-- CMD ...]",
+        description="Baseline; if red, the loop under its caps; then push the iteration commits "
+        "to the PR's branch, open a fix PR, or suggest the diff, and keep one PR comment up to "
+        "date. Never force-pushes, never pushes to the base branch or a suspicious pass. Exit "
+        "codes: run's (0 success, 1 not fixed, 3 env_failure, 4 timeout, 5 suspicious_pass); "
+        "2 usage or a refusal (a fork's head, the base branch, no token).",
+        epilog=COMMAND_HELP,
+    )
+    add_arguments(p)
+    p.set_defaults(handler=_lazy("greenloop.pr.cli", "main_pr"))
 
 
 def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

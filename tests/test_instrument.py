@@ -120,6 +120,13 @@ def test_a_command_that_sets_pythonpath_itself_gets_the_plugin_inside_its_own_as
     argv = ("env", "PYTHONPATH=src", "pytest")
     assert instrument.command(argv, inst) == ("env", "PYTHONPATH=/c/pl ug:src", "pytest")
     assert instrument.command(("pytest", "-x"), inst) == ("pytest", "-x")
+    # a batch task's `verifier` string reaches the loop as sh -c SCRIPT (issue 28)
+    shell = ("sh", "-c", "PYTHONPATH=src pytest -q tests")
+    assert instrument.command(shell, inst) == (
+        "sh",
+        "-c",
+        "PYTHONPATH='/c/pl ug':src pytest -q tests",
+    )
     plain = instrument.Instrumentation()
     assert instrument.command("PYTHONPATH=src pytest", plain) == "PYTHONPATH=src pytest"
 

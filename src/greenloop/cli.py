@@ -467,6 +467,12 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run every stage even after one fails (lint and type stages concurrently)",
     )
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
+    p.add_argument(
+        "--must-pass",
+        action="append",
+        metavar="ID",
+        help="a test (pytest node id) that must have run and passed for a success; repeatable",
+    )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--format",
@@ -487,7 +493,8 @@ def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "batch",
         help="many loops at once, each in a fresh clone: a local pool or a Ray cluster; resumable",
         description="Runs every task of TASKS.jsonl (one JSON object per line: id, repo, ref, "
-        "task, verifier, setup, agent, max_iters, timeout) in its own clone under DIR/work/. "
+        "task, verifier, setup, agent, max_iters, timeout, fail_to_pass, pass_to_pass) in its own "
+        "clone under DIR/work/. "
         "Exit codes: 0 every task succeeded; 1 any did not; 2 usage; 130 interrupted.",
     )
     add_arguments(p)
@@ -518,7 +525,8 @@ def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser(
         "bench",
         help="seeded bugs in your own repository, run through batch: which agent fixes them",
-        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]",
+        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]\n"
+        "       greenloop bench --export harbor DIR [--mutants N] [--seed S] [options] [-- CMD ...]",
     )
     add_arguments(p)
     p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))

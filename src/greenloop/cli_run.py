@@ -28,6 +28,7 @@ RUN_FLAGS = (
     "squash",
     "base_url",
     "subset",
+    "must_pass",
 )
 
 

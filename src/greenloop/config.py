@@ -84,6 +84,11 @@ class Config:
     """``hook post-tool``: replace the output of a verifier the agent ran through its shell tool
     with the digest (the full output saved under the git dir). ``false``: leave it as it was;
     ``GREENLOOP_TOOL_OUTPUT=0`` turns it off for one call."""
+    must_pass: tuple[str, ...] = ()
+    """Declared acceptance (issue 28): test ids, in the runner's own form (pytest node ids), that
+    must have run and passed for a success (``--must-pass``; a batch task's ``fail_to_pass``)."""
+    pass_to_pass: tuple[str, ...] = ()
+    """Test ids that must have run and still pass for a success (a batch task's ``pass_to_pass``)."""
     source: str = ""
     """The file these settings were read from (``pyproject.toml [tool.greenloop]``), or ``""``."""
     timeout_origin: str = ""
@@ -96,6 +101,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "subset": ("auto", "off"),
     "feedback": ("digest", "raw"),
 }
+TEST_LISTS = ("must_pass", "pass_to_pass")
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
 _NOT_SETTINGS = ("stages", "source", "timeout_origin")  # set by greenloop, never by a key
 
@@ -181,7 +187,7 @@ def _apply(config: Config, values: Mapping[str, Any], origin: str) -> tuple[Conf
         if problem:
             errors.append(f"{_where(origin, key)}: {problem}")
             continue
-        if name == "redact":
+        if name == "redact" or name in TEST_LISTS:
             changes[name] = tuple(value)
         else:
             changes[name] = float(value) if "float" in str(known[name].type) else value
@@ -191,6 +197,8 @@ def _apply(config: Config, values: Mapping[str, Any], origin: str) -> tuple[Conf
 def _check_value(name: str, value: Any, type_name: str) -> str | None:
     if name == "redact":
         return _patterns_problem(value)
+    if name in TEST_LISTS:
+        return _test_ids_problem(value)
     if "bool" in type_name:
         return None if isinstance(value, bool) else f"expected true or false, got {value!r}"
     if "int" in type_name and "float" not in type_name:
@@ -211,6 +219,13 @@ def _patterns_problem(value: Any) -> str | None:
         return f"expected a list of regular expressions, got {value!r}"
     problems = [p for p in map(pattern_problem, value) if p]
     return "; ".join(problems) or None
+
+
+def _test_ids_problem(value: Any) -> str | None:
+    ok = isinstance(value, list | tuple) and all(
+        isinstance(v, str) and v.strip() and "\n" not in v for v in value
+    )
+    return None if ok else f"expected a list of test ids (non-empty strings), got {value!r}"
 
 
 def _parse_stages(raw: Any, origin: str) -> tuple[tuple[StageSpec, ...], list[str]]:

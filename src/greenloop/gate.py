@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from greenloop import subset
+from greenloop import acceptance, subset
 from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
@@ -140,3 +140,69 @@ def _cascade_stage(run: RunState, name: str) -> Stage | None:
 
 def _file_of(test_id: str) -> str:
     return test_id.split("::", 1)[0]
+
+
+# ---- declared acceptance (issue 28 item 4) ----
+
+
+def judge_declared(
+    run: RunState, iteration: int, check: CheckResult
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A full run against the declared tests: (why its green is untrusted, the pass-to-pass
+    tests it broke). At baseline, a declaration no edit could meet raises WrongDeclaration."""
+    config = run.config
+    if not (config.must_pass or config.pass_to_pass):
+        return (), ()
+    outcomes = [o for r in check.runs for o in r.parsed.outcomes]
+    judged = acceptance.judge(config.must_pass, config.pass_to_pass, outcomes)
+    run.acceptance = judged
+    if iteration == 0:
+        run.baseline_acceptance = judged
+        _check_declaration(run, check, judged)
+        return (), ()
+    if check.verdict is Verdict.GREEN:
+        return judged.untrusted(), ()
+    before = run.baseline_acceptance
+    held = {i for i, o in before.pass_to_pass if o == "passed"} if before else set()
+    return (), tuple(i for i in judged.broken() if i in held)
+
+
+def _check_declaration(run: RunState, check: CheckResult, judged: acceptance.Acceptance) -> None:
+    tests = [
+        r
+        for r in check.runs
+        if acceptance.supported(r.stage.argv, run.state.root)
+        and r.verdict in (Verdict.FAILED, Verdict.GREEN)
+        and not r.crashed
+    ]
+    if not tests:  # the tests did not run to a verdict (a lint stage failed first, a crash)
+        return
+    already = [i for i, o in judged.fail_to_pass if o == "passed"]
+    if already:
+        raise acceptance.WrongDeclaration(
+            f"declared fail-to-pass test {', '.join(already)} already passes before any edit: "
+            "the declaration is wrong (a fail-to-pass test must fail first)"
+        )
+    missing = judged.not_run
+    if missing and all(_ran_whole(r) for r in tests):
+        none = not any(r.parsed.outcomes for r in tests)
+        raise acceptance.WrongDeclaration(
+            f"declared test {', '.join(missing)} did not run at baseline: "
+            + (
+                "the verifier reported no per-test results"
+                if none
+                else "not a test this verifier collects (ids in the runner's form: "
+                "tests/test_x.py::test_y for pytest)"
+            )
+        )
+    if missing:
+        run.warnings.append(f"declared test {', '.join(missing)} did not run at baseline")
+    for test in judged.broken():
+        run.warnings.append(f"declared pass-to-pass test {test} fails at baseline")
+        run.progress(f"baseline · declared pass-to-pass test {test} fails before any edit")
+
+
+def _ran_whole(stage: StageRun) -> bool:
+    """Every collected test ran (no -x, no crash halfway): a test not seen was never collected."""
+    c = stage.parsed.counts
+    return c.collected is not None and c.ran + c.skipped >= c.collected

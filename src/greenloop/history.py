@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from greenloop import trust
+from greenloop.acceptance import Acceptance
 from greenloop.agents.base import Usage
 from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
@@ -64,6 +65,8 @@ class LoopResult:
     verifier: tuple[str, ...] = ()
     flaky: tuple[str, ...] = ()
     """Tests that failed and then passed when re-run on their own: never the agent's target."""
+    acceptance: Acceptance | None = None
+    """The declared tests (issue 28) as the last full run saw them; None: nothing declared."""
 
     @property
     def exit_code(self) -> int:

@@ -176,14 +176,25 @@ def command(stage_command: tuple[str, ...] | str, inst: Instrumentation) -> tupl
         return stage_command
     ours = str(inst.plugin_dir)
     if isinstance(stage_command, str):
-        return re.sub(
-            _SETS_PYTHONPATH,
-            lambda m: _assignment(shlex.quote(ours), stage_command[m.end() : m.end() + 1]),
-            stage_command,
-        )
+        return _in_script(stage_command, ours)
+    if len(stage_command) >= 3 and _is_shell(stage_command):  # a batch task's `verifier` string
+        return (*stage_command[:2], _in_script(stage_command[2], ours), *stage_command[3:])
     if stage_command and os.path.basename(stage_command[0]) == "env":
         return tuple(_env_word(word, ours) for word in stage_command)
     return stage_command
+
+
+def _in_script(script: str, ours: str) -> str:
+    return re.sub(
+        _SETS_PYTHONPATH,
+        lambda m: _assignment(shlex.quote(ours), script[m.end() : m.end() + 1]),
+        script,
+    )
+
+
+def _is_shell(argv: tuple[str, ...]) -> bool:
+    """``sh -c SCRIPT`` (bash, dash, zsh too)."""
+    return os.path.basename(argv[0]) in ("sh", "bash", "dash", "zsh") and argv[1] == "-c"
 
 
 def _env_word(word: str, ours: str) -> str:

@@ -9,7 +9,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
+from greenloop import (
+    acceptance,
+    checkpoints,
+    git,
+    leftovers,
+    record,
+    rollback,
+    signals,
+    spend,
+    squash,
+    trust,
+)
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -17,7 +28,7 @@ from greenloop.config import Config
 from greenloop.detect import Cascade
 from greenloop.digest import Digest, History, build_digest, signatures_of
 from greenloop.errors import NotStarted
-from greenloop.gate import verify_step
+from greenloop.gate import judge_declared, verify_step
 from greenloop.history import (
     Iteration,
     LoopResult,
@@ -60,6 +71,7 @@ def run_loop(
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
     state = preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
+    config = acceptance.prepare(state.root, config, cascade)  # issue 28: declared tests
     run_id = checkpoints.new_run_id()
     text = plan(run_id, state, cascade, agent, config)
     progress(text)
@@ -73,6 +85,11 @@ def run_loop(
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
                 decision = iterate(run, decision)
+        except acceptance.WrongDeclaration as exc:  # at baseline: nothing was changed
+            _finish_held(
+                run, Decision(action=Action.STOP, result=Result.INTERRUPTED, reason=str(exc))
+            )
+            raise
         except KeyboardInterrupt as exc:
             decision = Decision(
                 action=Action.STOP,
@@ -139,6 +156,7 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
+        + acceptance.plan_line(config)
         + spend.plan_line(
             getattr(agent, "reports_usage", ""),
             max_cost=config.max_cost,
@@ -359,6 +377,7 @@ def _observe(
 ) -> tuple[CheckResult, Digest, Observation]:
     check, run.last_subset = verify_step(run, iteration, files, full=rerun or full)
     note_escaped(run, iteration, check)
+    declared, broke = judge_declared(run, iteration, check) if not run.last_subset else ((), ())
     digest = build_digest(
         check,
         root=run.state.root,
@@ -368,7 +387,7 @@ def _observe(
     )
     obs = Observation(
         iteration=iteration,
-        verdict=check.verdict,
+        verdict=Verdict.UNTRUSTED if declared else check.verdict,
         failing=failing_count(check),
         signatures=frozenset(digest.signatures)
         if check.verdict is not Verdict.GREEN
@@ -382,7 +401,8 @@ def _observe(
         else (),
         untrusted=check.failing.classification.reasons
         if check.verdict is Verdict.UNTRUSTED and check.failing is not None
-        else (),
+        else declared,
+        broke=broke,
     )
     run.observations.append(obs)
     return check, digest, obs
@@ -493,6 +513,7 @@ def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
         agent=run.agent.name,
         verifier=tuple(s.display for s in run.cascade.stages),
         flaky=tuple(run.flaky),
+        acceptance=run.acceptance,
     )
 
 

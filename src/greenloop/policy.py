@@ -86,6 +86,8 @@ class Observation:
     """Post-success findings (tests weakened, skipped, deleted …), only for green."""
     untrusted: tuple[str, ...] = ()
     """Why an exit-0 result is not trusted (no tests ran, failures in the output …)."""
+    broke: tuple[str, ...] = ()
+    """Declared pass-to-pass tests (issue 28) that passed at baseline and fail now."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,7 +121,7 @@ def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0
             return decision
     decision = Decision(action=Action.CONTINUE)
     if obs.iteration > 0:
-        for progress_row in (_regression, _stalled, _circular, _non_convergence):
+        for progress_row in (_broke, _regression, _stalled, _circular, _non_convergence):
             found = progress_row(history, obs, limits)
             if found is not None:
                 decision = found
@@ -181,6 +183,30 @@ def _green(history: Sequence[Observation], obs: Observation) -> Decision | None:
     if obs.suspicious:
         return _stop(Result.SUSPICIOUS_PASS, "green, but: " + "; ".join(obs.suspicious[:3]))
     return _stop(Result.SUCCESS, f"green after {plural(obs.iteration, 'iteration')}")
+
+
+def _broke(history: Sequence[Observation], obs: Observation, limits: Limits) -> Decision | None:
+    """A declared pass-to-pass test that fails now is a regression whatever the counts say."""
+    if not obs.broke:
+        return None
+    names = ", ".join(obs.broke[:3]) + (
+        f" and {len(obs.broke) - 3} more" if len(obs.broke) > 3 else ""
+    )
+    reason = f"declared pass-to-pass test {names} failed: a regression"
+    note = f"it broke the declared pass-to-pass test {names}"
+    if limits.on_regression == "continue":
+        return Decision(
+            action=Action.CONTINUE,
+            reason=reason + "; the edit was rolled back",
+            rollback=True,
+            note=note,
+        )
+    return _stop(
+        Result.REGRESSION,
+        reason + "; rolled back to the previous checkpoint",
+        rollback=True,
+        note=note,
+    )
 
 
 def _regression(

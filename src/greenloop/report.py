@@ -212,6 +212,7 @@ def loop_json(result: Any) -> dict[str, Any]:
         ],
         "warnings": list(result.warnings),
         "flaky": list(result.flaky),
+        "acceptance": result.acceptance.to_json() if result.acceptance else None,
         "recommendation": result.recommendation,
         "last_digest": result.last_digest,
         "record_dir": result.record_dir,
@@ -258,6 +259,8 @@ def render_run_text(data: dict[str, Any]) -> str:
         lines.append(f"  SUSPICIOUS {f['kind']}: {where} {f['text'].strip()[:100]}")
     for r in data["remaining_failures"][:10]:
         lines.append(f"  still failing: {r['id']} — {r['message'][:120]}")
+    if data.get("acceptance"):
+        lines.append(f"  {data['acceptance']['line']}")
     lines += [f"  warning: {w}" for w in data.get("warnings", ())]
     lines.append(f"  next: {data['recommendation']}")
     if data["last_digest"] and data["result"] != "success":
@@ -314,6 +317,8 @@ def render_run_markdown(data: dict[str, Any]) -> str:
             f"| {h['iteration']} | {h['verdict']} | {failing} | {delta} | "
             f"{h['agent_s']:.0f} | {h['verifier_s']:.1f} | {commit} | {files} |"
         )
+    if data.get("acceptance"):
+        lines += ["", f"**D{data['acceptance']['line'][1:]}**"]
     if data["suspicious"]:
         lines += ["", "**Suspicious:**", ""]
         lines += [

@@ -9,6 +9,7 @@ import sys
 
 from greenloop.errors import FatalError
 
+SWE_BENCH = "swe-bench"
 RUN_OPTIONS = (
     "max_iters",
     "max_time",
@@ -26,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "tasks",
         metavar="TASKS.jsonl",
-        help="one JSON object per line (id, repo, ...); or 'stats DIR': a batch's figures",
+        help="one JSON object per line (id, repo, ...); or 'stats DIR': a batch's figures; "
+        "with --format swe-bench: SWE-bench instances",
     )
     p.add_argument("stats_dir", nargs="?", help=argparse.SUPPRESS)  # batch stats DIR
     p.add_argument("--out", metavar="DIR", help="results, records and workspaces (required)")
@@ -78,9 +80,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("text", "json", "md"),
+        choices=("text", "json", "md", SWE_BENCH),
         default="text",
-        help="the aggregate on stdout (also in DIR/summary.json); html: greenloop report --batch",
+        help="the aggregate on stdout (also in DIR/summary.json); html: greenloop report --batch; "
+        "swe-bench: TASKS is a file of SWE-bench instances (needs --repos; the aggregate as text)",
+    )
+    p.add_argument(
+        "--repos",
+        metavar="DIR",
+        help="with --format swe-bench: local mirrors of the instances' repositories "
+        "(DIR/owner__name, DIR/owner/name or DIR/name, bare or not)",
     )
 
 
@@ -110,12 +119,17 @@ def main_batch(args: argparse.Namespace) -> int:
         raise FatalError(f"batch takes one TASKS.jsonl, got also {args.stats_dir!r}")
     if not args.out:
         raise FatalError("batch needs --out DIR: where results, records and workspaces go")
+    swe_bench = args.format == SWE_BENCH
+    if swe_bench and not args.repos:
+        raise FatalError(
+            "--format swe-bench needs --repos DIR: the local mirrors the instances are cloned from"
+        )
+    if args.repos and not swe_bench:
+        raise FatalError("--repos DIR is for SWE-bench instances: add --format swe-bench")
     from greenloop.batch.report import render_batch
     from greenloop.batch.run import run_batch
 
-    result = run_batch(
-        args.tasks,
-        out=args.out,
+    options = dict(
         agent=args.agent,
         executor=args.executor,
         workers=args.workers,
@@ -128,7 +142,14 @@ def main_batch(args: argparse.Namespace) -> int:
         max_cost=args.batch_max_cost,
         max_tokens=args.batch_max_tokens,
     )
-    sys.stdout.write(render_batch(result.summary, args.format, result.out))
+    if swe_bench:
+        from greenloop.batch.swebench import run_swebench
+
+        result = run_swebench(args.tasks, repos=args.repos, out=args.out, **options)
+    else:
+        result = run_batch(args.tasks, out=args.out, **options)
+    shown = "text" if swe_bench else args.format
+    sys.stdout.write(render_batch(result.summary, shown, result.out))
     if result.interrupted:
         print("greenloop: interrupted; run the same command again to resume", file=sys.stderr)
     return result.exit_code

@@ -48,7 +48,16 @@ def _headline(s: Mapping[str, Any]) -> str:
     rate = 100 * float(s.get("solve_rate", 0))
     head = f"{s['solved']}/{s.get('valid', s['total'])} solved ({rate:.0f} %)"
     if s.get("invalid"):
-        head += f", {s['invalid']} invalid: already green at baseline"
+        why = s.get("invalid_reasons") or {"already green at baseline": s["invalid"]}
+        if len(why) == 1:
+            head += f", {s['invalid']} invalid: {next(iter(why))}"
+        else:
+            head += (
+                f", {s['invalid']} invalid (" + ", ".join(f"{n} {w}" for w, n in why.items()) + ")"
+            )
+    declared = s.get("declared") or {}
+    if declared.get("tasks"):
+        head += f", declared acceptance met in {declared['accepted']}/{declared['tasks']}"
     return f"{head}, {s['finished']} finished"
 
 
@@ -110,7 +119,8 @@ def _next_steps(s: Mapping[str, Any], out: Path | None) -> list[str]:
         t
         for t in s.get("tasks", [])
         if t.get("result") not in ("success", "interrupted")  # interrupted: runs again on resume
-        and Path(str(t.get("workspace") or "")).is_dir()
+        and t.get("workspace")  # Path("") is the current folder
+        and Path(str(t["workspace"])).is_dir()
     ]
     if not unsolved:
         return []

@@ -132,8 +132,10 @@ def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[
         "finished": sum(1 for r in latest if r.get("result") not in RESUMABLE),
         "solved": solved,
         "invalid": by_result.get(INVALID, 0),
+        "invalid_reasons": _invalid_reasons(latest),
         "valid": valid,
         "solve_rate": round(solved / valid, 4) if valid else 0.0,
+        "declared": _declared(latest),
         "by_result": dict(sorted(by_result.items())),
         "by_reason": _by_reason(latest),
         "median": {
@@ -147,6 +149,24 @@ def summarize(tasks: Sequence[Task], rows: Sequence[Mapping[str, Any]]) -> dict[
         "costliest": top_by(latest, "cost_usd"),
         "tasks": [dict(r) for r in sorted(latest, key=lambda r: str(r["id"]))],
     }
+
+
+def _invalid_reasons(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Why tasks are invalid: already green at baseline, or a declaration the suite contradicts."""
+    kinds = Counter(
+        "already green at baseline"
+        if str(r.get("reason", "")).startswith("already green")
+        else "a wrong declaration"
+        for r in rows
+        if r.get("result") == INVALID
+    )
+    return dict(sorted(kinds.items()))
+
+
+def _declared(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Tasks with declared tests (issue 28), and those whose declaration the last run met."""
+    judged = [r for r in rows if "accepted" in r]
+    return {"tasks": len(judged), "accepted": sum(bool(r["accepted"]) for r in judged)}
 
 
 def write_summary(out: Path, summary: Mapping[str, Any]) -> Path:

@@ -13,7 +13,22 @@ from typing import Any
 from greenloop.errors import FatalError
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-KNOWN_KEYS = ("id", "repo", "ref", "task", "verifier", "setup", "agent", "max_iters", "timeout")
+KNOWN_KEYS = (
+    "id",
+    "repo",
+    "ref",
+    "task",
+    "verifier",
+    "setup",
+    "agent",
+    "max_iters",
+    "timeout",
+    "fail_to_pass",
+    "pass_to_pass",
+)
+DECLARED = ("fail_to_pass", "pass_to_pass")
+"""Declared acceptance (issue 28): test ids, in the runner's own form, that must go from red to
+green and that must stay green (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +46,10 @@ class Task:
     agent: str | None = None
     max_iters: int | None = None
     timeout: float | None = None
+    fail_to_pass: tuple[str, ...] = ()
+    """Tests that must run and pass at the end (``greenloop run --must-pass``)."""
+    pass_to_pass: tuple[str, ...] = ()
+    """Tests that must run and still pass at the end."""
     line: int = 0
     fingerprint: str = ""
     """A digest of the line's content: a changed line for a finished id is reported."""
@@ -43,6 +62,8 @@ class Task:
         verifier = list(self.verifier) if isinstance(self.verifier, tuple) else self.verifier
         data = {k: getattr(self, k) for k in KNOWN_KEYS}
         data["verifier"] = verifier
+        for key in DECLARED:
+            data[key] = list(getattr(self, key)) or None
         return {k: v for k, v in data.items() if v is not None}
 
 
@@ -108,7 +129,8 @@ def _parse_line(raw: str, number: int, base: Path) -> tuple[Task | None, list[st
 
 
 def _unknown_key(key: str) -> str:
-    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    close = [key.lower()] if key.lower() in KNOWN_KEYS else []  # SWE-bench's FAIL_TO_PASS
+    close = close or difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown key {key!r}{hint}; known keys: {', '.join(KNOWN_KEYS)}"
 
@@ -129,6 +151,8 @@ def _task_of(data: dict[str, Any], number: int, base: Path) -> Task:
         agent=data.get("agent"),
         max_iters=data.get("max_iters"),
         timeout=float(data["timeout"]) if "timeout" in data else None,
+        fail_to_pass=tuple(data.get("fail_to_pass", ())),
+        pass_to_pass=tuple(data.get("pass_to_pass", ())),
         line=number,
         fingerprint=hashlib.sha256(canonical.encode()).hexdigest()[:16],
     )
@@ -169,6 +193,21 @@ def _positive_number(value: Any, key: str) -> list[str]:
     return [] if ok else [f"{key!r}: expected a positive number of seconds, got {value!r}"]
 
 
+def _test_ids(value: Any, key: str) -> list[str]:
+    """A list of test ids (strings on one line), each once; SWE-bench's JSON-encoded string of a
+    list is named as such (decode it first)."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        return [
+            f"{key!r}: expected a list of test ids, got a string (a JSON-encoded list: decode it)"
+        ]
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and v.strip() and "\n" not in v for v in value
+    ):
+        return [f"{key!r}: expected a list of test ids (non-empty strings), got {value!r}"]
+    twice = sorted({v for v in value if value.count(v) > 1})
+    return [f"{key!r}: test id {v!r} listed twice" for v in twice]
+
+
 _CHECKS = {
     "id": _id,
     "repo": _text,
@@ -179,4 +218,6 @@ _CHECKS = {
     "agent": _text,
     "max_iters": _positive_int,
     "timeout": _positive_number,
+    "fail_to_pass": _test_ids,
+    "pass_to_pass": _test_ids,
 }

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from greenloop.acceptance import WrongDeclaration
 from greenloop.batch import workspace
 from greenloop.batch.limiter import FileSlots, LimitedAgent, Slots
 from greenloop.batch.tasks import Task
@@ -74,6 +75,9 @@ def run_task(
                 row = _setup_failed(setup.exit_code, setup.merged, initial)
                 return _outcome(job, row, dest, start, {"setup.log": setup_log.encode()})
         row, record = _run_loop(job, dest, slots, phase)
+    except WrongDeclaration as exc:  # SWE-bench's harness drops such an instance: so do we
+        row = {"result": "invalid", "reason": str(exc).splitlines()[0], "iterations": 0}
+        record = {}
     except FatalError as exc:
         row = {"result": "error", "reason": str(exc).splitlines()[0], "iterations": 0}
         record = {}
@@ -136,6 +140,10 @@ def _overrides(job: Job) -> dict[str, Any]:
     for key in ("task", "max_iters", "timeout"):
         if getattr(task, key) is not None:
             values[key] = getattr(task, key)
+    if task.fail_to_pass:  # declared acceptance: `greenloop run --must-pass ID …`
+        values["must_pass"] = task.fail_to_pass
+    if task.pass_to_pass:
+        values["pass_to_pass"] = task.pass_to_pass
     return values
 
 
@@ -168,7 +176,15 @@ def _row_of(result: Any) -> dict[str, Any]:
         "attempt_ref": result.attempt_ref,
         "run_id": result.run_id,
         "suspicious": [f.kind for f in result.suspicious],
-    }
+    } | _acceptance(result)
+
+
+def _acceptance(result: Any) -> dict[str, Any]:
+    """The declared tests' verdict (issue 28): ``declared acceptance: 1/1 fail-to-pass passed``."""
+    judged = result.acceptance
+    if judged is None:
+        return {}
+    return {"acceptance": judged.line(), "accepted": judged.accepted}
 
 
 def _what_failed(result: Any) -> dict[str, Any]:
@@ -253,6 +269,8 @@ def job_from_json(text: str) -> Job:
     raw = data.pop("task")
     verifier = raw.get("verifier")
     raw["verifier"] = tuple(verifier) if isinstance(verifier, list) else verifier
+    for key in ("fail_to_pass", "pass_to_pass"):
+        raw[key] = tuple(raw.get(key, ()))
     data["overrides"] = tuple(tuple(kv) for kv in data["overrides"])
     return Job(task=Task(**raw), **data)
 

@@ -15,14 +15,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--agent",
         action="append",
-        required=True,
         help="an agent (preset or shell command) to run on every mutant; repeat to compare",
     )
     p.add_argument(
         "--out",
-        required=True,
         metavar="DIR",
         help="bench.json, the mutant repositories, answers and each arm's batch",
+    )
+    p.add_argument(
+        "--export",
+        nargs=2,
+        metavar=("FORMAT", "DIR"),
+        help="write the selected mutants as tasks of another harness instead of running agents: "
+        "'harbor DIR' (one Harbor task directory per mutant; docs/bench.md)",
     )
     p.add_argument("--mutants", type=int, default=10, metavar="N", help="bugs to seed (default 10)")
     p.add_argument(
@@ -67,6 +72,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main_bench(args: argparse.Namespace) -> int:
+    from greenloop.errors import FatalError
+
+    if args.export:
+        return _main_export(args)
+    if not args.agent or not args.out:
+        raise FatalError(
+            "bench needs --agent A (one or more) and --out DIR, or --export harbor DIR"
+        )
     from greenloop.bench.report import render_bench
     from greenloop.bench.run import run_bench
 
@@ -85,4 +98,35 @@ def main_bench(args: argparse.Namespace) -> int:
         setup=args.setup,
     )
     sys.stdout.write(render_bench(data, args.format))
+    return 0
+
+
+def _main_export(args: argparse.Namespace) -> int:
+    from greenloop.bench.harbor import FORMAT, export_harbor
+    from greenloop.errors import FatalError
+
+    fmt, dest = args.export
+    if fmt != FORMAT:
+        raise FatalError(f"--export: unknown format {fmt!r}; known: {FORMAT}")
+    if args.agent or args.feedback != "digest":
+        raise FatalError("--export writes tasks and runs no agent: drop --agent and --feedback")
+    tasks = export_harbor(
+        Path(args.repo),
+        dest=dest,
+        work=args.out,
+        mutants=args.mutants,
+        seed_value=args.seed,
+        command=args.command,
+        max_failing=args.max_failing,
+        overrides={k: getattr(args, k) for k in RUN_OPTIONS},
+        setup=args.setup,
+    )
+    for task in tasks:
+        m = task.mutant
+        print(f"{task.path}  {m.path}:{m.line} {m.kind}")
+    print(
+        f"greenloop bench: {len(tasks)} Harbor task(s) in {Path(dest).resolve()} "
+        "(the Dockerfiles are written, not built)",
+        file=sys.stderr,
+    )
     return 0

@@ -62,7 +62,7 @@ def select(
         if len(kept) == n:
             break
         tried += 1
-        with _applied(tree, mutant):
+        with applied(tree, mutant):
             result, _ = check(tree, command, config=config)
         if result.verdict is Verdict.FAILED and failing_count(result) <= max_failing:
             kept.append(mutant)
@@ -70,7 +70,8 @@ def select(
 
 
 @contextmanager
-def _applied(tree: Path, mutant: Mutant) -> Iterator[None]:
+def applied(tree: Path, mutant: Mutant) -> Iterator[None]:
+    """The mutant written into ``tree`` for the block; the original back after it."""
     path = tree / mutant.path
     original = path.read_text(encoding="utf-8")
     _write_fresh(path, mutant.apply(original))

@@ -9,6 +9,7 @@ import importlib
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from greenloop.parsers import sniff
 from greenloop.parsers.model import (
@@ -115,10 +116,12 @@ def parse_output(inp: ParserInput) -> ParseResult:
         named.append("pytest")  # `make test` ran pytest: our plugin's records say so
     tools = named + [t for t in sniff.sniff_tools(inp, named) if t in PARSERS and t not in named]
     tools = (tools or ["generic"]) + (["junit"] if sniff.has_junit(inp) else [])
-    results = sniff.drop_redundant_junit([_safe(parser_for(t), inp, t) for t in tools])
+    every = [_safe(parser_for(t), inp, t) for t in tools]
+    results = sniff.drop_redundant_junit(every)
+    outcomes = tuple(o for r in every for o in r.outcomes)  # a dropped JUnit report's too
     if len(results) == 1:
-        return results[0]
-    return merge_results(results)
+        return replace(results[0], outcomes=outcomes)
+    return replace(merge_results(results), outcomes=outcomes)
 
 
 def parser_for(tool: str) -> ParserFn:

@@ -16,6 +16,7 @@ MAX_XML = 20_000_000
 
 def parse(inp: ParserInput) -> ParseResult:
     failures: list[Failure] = []
+    outcomes: list[tuple[str, str]] = []
     totals = [0, 0, 0, 0, 0]  # tests, failures, errors, skipped, passed
     notes: list[str] = []
     reports = [(n, t) for n, t in inp.artifacts if n.lower().endswith(".xml")]
@@ -27,6 +28,7 @@ def parse(inp: ParserInput) -> ParseResult:
             continue
         for case in root.iter("testcase"):
             _case(case, inp.root, failures, totals)
+            outcomes.append((_case_id(case), _case_outcome(case)))
     counts = Counts()
     if reports and len(notes) < len(reports):
         tests, failed, errors, skipped, passed = totals
@@ -39,8 +41,27 @@ def parse(inp: ParserInput) -> ParseResult:
             summary_seen=True,
         )
     return ParseResult(
-        tool="junit", failures=tuple(failures[:MAX_FAILURES]), counts=counts, notes=tuple(notes)
+        tool="junit",
+        failures=tuple(failures[:MAX_FAILURES]),
+        counts=counts,
+        notes=tuple(notes),
+        outcomes=tuple(outcomes),
     )
+
+
+def _case_id(case: Element) -> str:
+    """``classname.name`` as the failure's id (node --test's placeholder classname ``test`` left out)."""
+    classname, name = case.get("classname", ""), case.get("name", "")
+    return f"{classname}.{name}" if classname not in ("", name, "test") else name
+
+
+def _case_outcome(case: Element) -> str:
+    tags = {c.tag for c in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    return "skipped" if "skipped" in tags else "passed"
 
 
 def _case(case: Element, root: str, failures: list[Failure], totals: list[int]) -> None:
@@ -56,8 +77,6 @@ def _case(case: Element, root: str, failures: list[Failure], totals: list[int]) 
 
 
 def _failure(case: Element, problem: Element, root: str) -> Failure:
-    # node --test writes the placeholder classname "test"
-    classname, name = case.get("classname", ""), case.get("name", "")
     body = (problem.text or "").strip().split("\n")
     frames = _frames(body, root)
     where = project_frame(frames)
@@ -65,7 +84,7 @@ def _failure(case: Element, problem: Element, root: str) -> Failure:
     message = (problem.get("message") or (body[0] if body else "")).strip()
     return Failure(
         kind=Kind.TEST,
-        id=f"{classname}.{name}" if classname not in ("", name, "test") else name,
+        id=_case_id(case),
         file=file,
         line=to_int(case.get("line")) or (where.line if where else None),
         error_type=(problem.get("type") or "").strip() or problem.tag,

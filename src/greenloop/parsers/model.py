@@ -108,6 +108,10 @@ class ParseResult:
     """The Python version the tests ran under (greenloop's pytest plugin says), when known."""
     site_copies: tuple[tuple[str, str], ...] = ()
     """The repository's own modules the run imported from an installed copy: (name, file)."""
+    outcomes: tuple[tuple[str, str], ...] = ()
+    """Every test the run reported, as (id, outcome): ``passed``, ``failed``, ``error``,
+    ``skipped``, ``xfailed``, ``xpassed``; empty when the runner reports no per-test results
+    (greenloop's pytest plugin and JUnit XML do). What declared acceptance reads (issue 28)."""
 
     @property
     def errors(self) -> tuple[Failure, ...]:

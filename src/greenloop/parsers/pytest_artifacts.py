@@ -39,6 +39,7 @@ class PluginRun:
     finished: bool = False
     python: str = ""
     site_copies: tuple[tuple[str, str], ...] = ()
+    outcomes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -70,7 +71,43 @@ def read(artifacts: tuple[tuple[str, str], ...], root: str) -> PluginRun | None:
         finished=records.finished,
         python=records.python,
         site_copies=tuple(sorted(records.site_copies.items())),
+        outcomes=_outcomes(records),
     )
+
+
+# a test's outcome from its phases' reports: the worst one wins (a teardown error spoils a pass)
+_RANK = {"passed": 0, "xpassed": 1, "skipped": 2, "xfailed": 3, "failed": 4, "error": 5}
+
+
+def _outcomes(records: _Records) -> tuple[tuple[str, str], ...]:
+    """(node id, outcome) per test, in the order they were reported; a collection error is its
+    file's (or class's) ``error``; a failed subtest makes its test ``failed``."""
+    found: dict[str, str] = dict.fromkeys(records.collect_errors, "error")
+    for (nodeid, when), rep in records.reports.items():
+        outcome = _phase_outcome(when, rep)
+        if outcome is None:
+            continue
+        if rep.get("subtest"):
+            parent = nodeid.split(" ", 1)[0]
+            if outcome == "failed" and parent != nodeid:
+                found[parent] = _worse(found.get(parent), "failed")
+        found[nodeid] = _worse(found.get(nodeid), outcome)
+    return tuple(found.items())
+
+
+def _phase_outcome(when: str, rep: dict[str, Any]) -> str | None:
+    outcome, xfail = rep.get("outcome"), rep.get("wasxfail") is not None
+    if outcome == "skipped":
+        return "xfailed" if xfail else "skipped"
+    if outcome == "failed":
+        return "failed" if when in ("call", "???") else "error"
+    if outcome == "passed" and when == "call":
+        return "xpassed" if xfail else "passed"
+    return None  # a setup or teardown that passed says nothing of the test
+
+
+def _worse(known: str | None, outcome: str) -> str:
+    return outcome if known is None or _RANK[outcome] > _RANK[known] else known
 
 
 def _load(text: str, records: _Records) -> None:
@@ -266,4 +303,5 @@ def combine(plugin: PluginRun, text: ParseResult) -> ParseResult:
         notes=text.notes,
         python=plugin.python,
         site_copies=plugin.site_copies,
+        outcomes=plugin.outcomes,
     )

@@ -45,8 +45,8 @@ def _run(
     )  # fmt: skip
 
 
-def _python312() -> str:
-    """An interpreter harbor installs on (it needs Python 3.12 or newer)."""
+def _python312() -> str | None:
+    """An interpreter harbor installs on (it needs Python 3.12 or newer), None when there is none."""
     for name in ("python3.13", "python3.12"):
         found = shutil.which(name)
         if found and _run([found, "--version"], Path.cwd()).returncode == 0:
@@ -54,12 +54,16 @@ def _python312() -> str:
     pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
     if pyenv:
         return pyenv[-1]
-    pytest.fail("Harbor needs Python >= 3.12: none on PATH or under ~/.pyenv/versions")
+    return None
 
 
 @pytest.fixture(scope="session")
-def harbor() -> Path:
-    """Harbor's venv (installed once from PyPI, then reused: offline after the first time)."""
+def harbor() -> Path | None:
+    """Harbor's venv (installed once from PyPI, then reused: offline after the first time); None
+    on a machine with no Python >= 3.12, which Harbor's own code needs (PEP 695 syntax)."""
+    python = _python312()
+    if python is None:
+        return None
     venv = HARBOR_HOME / "venv"
     HARBOR_HOME.mkdir(parents=True, exist_ok=True)
     with (HARBOR_HOME / ".lock").open("w") as lock:
@@ -67,7 +71,7 @@ def harbor() -> Path:
         if not (HARBOR_HOME / "installed").exists():
             shutil.rmtree(venv, ignore_errors=True)
             for args in (
-                [_python312(), "-m", "venv", str(venv)],
+                [python, "-m", "venv", str(venv)],
                 [str(venv / "bin" / "pip"), "install", "-q", HARBOR],
             ):
                 done = _run(args, HARBOR_HOME, env=dict(os.environ))
@@ -100,15 +104,17 @@ def _export(root: Path) -> tuple[list[Path], str]:
 
 
 def test_exported_mutants_are_harbor_tasks_that_fail_on_the_bug_and_pass_after_the_solution(
-    tmp_path: Path, harbor: Path
+    tmp_path: Path, harbor: Path | None
 ) -> None:
     """One test, one export (the slow part: a module fixture would run once per xdist worker)."""
     tasks, listing = _export(tmp_path)
 
-    _harbor_reads(tasks, harbor)
     _layout_is_harbors(tasks, listing)
     _test_script_fails_on_the_mutant_and_passes_after_the_solution(tasks, tmp_path / "ws")
     _an_agent_that_guts_the_tests_earns_no_reward(tasks[0], tmp_path / "gutted")
+    if harbor is None:  # the checks above have run and held; only Harbor's own reader is missing
+        pytest.skip("layout and rewards checked; Harbor's loader needs Python >= 3.12, none here")
+    _harbor_reads(tasks, harbor)
 
 
 def _harbor_reads(tasks: list[Path], harbor: Path) -> None:

@@ -149,10 +149,11 @@ SMALL = tuple(s for s in FULL if s.id in SMALL_IDS) + SMALL_EXTRA
 
 
 def run(argv: list[str] | str, cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    done: subprocess.CompletedProcess[str] = subprocess.run(
         argv, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
         timeout=TIMEOUT_S, check=False, shell=isinstance(argv, str), **kw,  # type: ignore[call-overload]
     )  # fmt: skip
+    return done
 
 
 def git(root: Path, *args: str) -> str:
@@ -238,16 +239,17 @@ def declare(repo: Path, branch: str, project: Project) -> tuple[list[str], list[
     finally:
         git(repo, "checkout", "-q", "-")
     failed = re.findall(r"^FAILED (\S+?)(?: - .*)?$", done.stdout, re.M)
-    passed = re.findall(r"^PASSED (\S+)$", done.stdout, re.M)
+    # pytest 9's subtests: a failed subtest fails its test, which -rA still lists as PASSED
+    failed += re.findall(r"^SUBFAILED\S* (\S+?)(?: - .*)?$", done.stdout, re.M)
+    failed = list(dict.fromkeys(failed))
+    passed = [p for p in re.findall(r"^PASSED (\S+)$", done.stdout, re.M) if p not in failed]
     if not failed:
         raise SystemExit(f"{branch}: no test fails on the planted bug:\n{done.stdout[-800:]}")
     return failed[:3], passed[:3]
 
 
 def agent_command(spec: Spec, specs_dir: Path, fail_to_pass: list[str]) -> str:
-    plan = {"mode": spec.agent, "file": spec.file, "old": spec.new, "new": spec.old}
-    plan["nth"] = spec.nth
-    plan["tests"] = fail_to_pass
+    plan = {"mode": spec.agent, "file": spec.file, "tests": fail_to_pass}
     path = specs_dir / f"{spec.id}.json"
     path.write_text(json.dumps(plan), encoding="utf-8")
     return f"{shlex.quote(PYTHON)} {shlex.quote(str(AGENT))} {shlex.quote(str(path))}"

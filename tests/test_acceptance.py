@@ -388,3 +388,33 @@ def test_the_plugin_gives_every_tests_outcome_not_only_the_failures(tmp_path: Pa
         "declared acceptance: 0/1 fail-to-pass passed, 1/1 pass-to-pass passed; "
         "failed: test_outcomes.py::test_cases"
     )
+
+
+def test_a_batch_task_whose_fail_to_pass_test_already_passes_is_invalid(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "r")
+    verifier = list(PYTEST)
+    rows = [
+        {"id": "wrong", "repo": str(repo), "verifier": verifier, "agent": FIX, "fail_to_pass": [SUB]},
+        {"id": "right", "repo": str(repo), "verifier": verifier, "agent": FIX,
+         "fail_to_pass": [ADD], "pass_to_pass": [SUB]},
+    ]  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(_tasks(*rows))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "greenloop", "batch", str(tasks), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    by_id = {t["id"]: t for t in summary["tasks"]}
+    assert by_id["wrong"]["result"] == "invalid", done.stderr
+    assert by_id["wrong"]["reason"].startswith(f"declared fail-to-pass test {SUB} already passes")
+    assert by_id["right"]["result"] == "success"
+    assert by_id["right"]["acceptance"] == (
+        "declared acceptance: 1/1 fail-to-pass passed, 1/1 pass-to-pass passed"
+    )
+    assert (
+        "greenloop batch: 1/1 solved (100 %), 1 invalid: a wrong declaration, "
+        "declared acceptance met in 1/1, 2 finished"
+    ) in done.stdout

@@ -14,6 +14,7 @@ PY = sys.executable
 # `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
 # under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
 SLOW_FIRST = (
+    "test_acceptance_batch.py::test_a_batch_on_real_projects",  # 6 tasks on real projects: ~106 s
     "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",
     "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
     "test_presets.py::test_aider_preset_edits_the_file_and_restores_its_chat_history",

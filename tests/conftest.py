@@ -14,7 +14,6 @@ PY = sys.executable
 # `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
 # under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
 SLOW_FIRST = (
-    "test_acceptance_batch.py::test_a_batch_on_real_projects",  # 6 tasks on real projects: ~106 s
     "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",
     "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
     "test_presets.py::test_aider_preset_edits_the_file_and_restores_its_chat_history",
@@ -31,6 +30,7 @@ SLOW_FIRST = (
     "test_subset.py::test_jest_",  # their shared npm install of jest and vitest: ~50 s
     "test_subset.py::test_vitest_",
     "test_batch_ray.py::",  # a Ray cluster each (~30 s to start)
+    "test_acceptance_batch.py::test_a_batch_on_real_projects",  # 6 tasks on real projects: ~106 s
     "test_loop.py::test_going_back_to_earlier_failures_stops_as_circular",
     "test_html_report.py::test_html_report_of_a_real_run_is_self_contained_and_renders_in_chromium",
     "test_flaky.py::test_a_stop_after_a_failing_subset_is_confirmed_on_the_full_suite",

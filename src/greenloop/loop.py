@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from greenloop import (
-    acceptance,
     checkpoints,
     git,
     leftovers,
@@ -21,6 +20,8 @@ from greenloop import (
     squash,
     trust,
 )
+from greenloop.acceptance import WrongDeclaration, prepare_declared
+from greenloop.acceptance import plan_line as declared_line
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -71,7 +72,7 @@ def run_loop(
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
     state = preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
-    config = acceptance.prepare(state.root, config, cascade)  # issue 28: declared tests
+    config = prepare_declared(state.root, config, cascade)  # issue 28: declared tests
     run_id = checkpoints.new_run_id()
     text = plan(run_id, state, cascade, agent, config)
     progress(text)
@@ -85,7 +86,7 @@ def run_loop(
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
                 decision = iterate(run, decision)
-        except acceptance.WrongDeclaration as exc:  # at baseline: nothing was changed
+        except WrongDeclaration as exc:  # at baseline: nothing was changed
             _finish_held(
                 run, Decision(action=Action.STOP, result=Result.INTERRUPTED, reason=str(exc))
             )
@@ -156,12 +157,12 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
-        + acceptance.plan_line(config)
         + spend.plan_line(
             getattr(agent, "reports_usage", ""),
             max_cost=config.max_cost,
             max_tokens=config.max_tokens,
         )
+        + declared_line(config)
     )
 
 

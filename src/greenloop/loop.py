@@ -9,19 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import (
-    checkpoints,
-    git,
-    leftovers,
-    record,
-    rollback,
-    signals,
-    spend,
-    squash,
-    trust,
-)
-from greenloop.acceptance import WrongDeclaration, prepare_declared
-from greenloop.acceptance import plan_line as declared_line
+from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -70,6 +58,8 @@ def run_loop(
     phase: Progress = lambda label: None,
 ) -> LoopResult:
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
+    from greenloop.acceptance import WrongDeclaration, prepare_declared  # issue 28
+
     state = preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
     config = prepare_declared(state.root, config, cascade)  # issue 28: declared tests
@@ -150,6 +140,8 @@ def _start(
 
 def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: Config) -> str:
     """The pre-flight plan (seed 003): what will run, with which limits, on which branch."""
+    from greenloop.acceptance import plan_line as declared_line
+
     stages = "\n".join(f"    {s.name:<8} {s.display}" for s in cascade.stages)
     return (
         f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"

@@ -34,6 +34,7 @@ SLOW_FIRST = (
     "test_subset.py::test_jest_",  # their shared npm install of jest and vitest: ~50 s
     "test_subset.py::test_vitest_",
     "test_batch_ray.py::",  # a Ray cluster each (~30 s to start)
+    "test_acceptance_batch.py::test_a_batch_on_real_projects",  # 6 tasks on real projects: ~106 s
     "test_loop.py::test_going_back_to_earlier_failures_stops_as_circular",
     "test_html_report.py::test_html_report_of_a_real_run_is_self_contained_and_renders_in_chromium",
     "test_flaky.py::test_a_stop_after_a_failing_subset_is_confirmed_on_the_full_suite",

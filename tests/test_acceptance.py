@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from greenloop import acceptance
 from greenloop.batch.tasks import parse_tasks
 from greenloop.config import build_config
 from greenloop.errors import FatalError
@@ -287,3 +288,133 @@ def test_must_pass_with_a_runner_that_reports_no_per_test_results_is_refused(
 
     assert code == 2
     assert "declared tests (--must-pass, must_pass, pass_to_pass) need a runner that reports" in err
+
+
+NODE_CALC = "exports.add = (a, b) => a - b;\n"
+NODE_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "const { add } = require('../calc.js');\n\n"
+    "test('adds two numbers', () => { assert.strictEqual(add(2, 3), 5); });\n"
+    "test('adds zero', () => { assert.strictEqual(add(0, 0), 0); });\n"
+)
+
+
+def _node_repo(root: Path) -> Path:
+    (root / "test").mkdir(parents=True)
+    (root / "calc.js").write_text(NODE_CALC)
+    (root / "test" / "calc.test.js").write_text(NODE_TEST)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "dev@example.com")
+    _git(root, "config", "user.name", "Dev")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "initial")
+    return root
+
+
+def test_node_test_declared_tests_are_read_from_its_junit_report(tmp_path: Path) -> None:
+    fixed = _node_repo(tmp_path / "fixed")
+    cheat = _node_repo(tmp_path / "cheat")
+    node = ("node", "--test", "test/")
+    declared = ("--must-pass", "adds two numbers", "--allow-test-edits")
+
+    ok = _run(fixed, "sed -i 's/a - b/a + b/' calc.js", *declared, verifier=node)
+    skip = "sed -i \"s/^test('adds two/test.skip('adds two/\" test/calc.test.js"
+    skipped = _run(cheat, skip, *declared, verifier=node)
+
+    assert ok[0] == 0, ok[2]
+    assert ok[1]["acceptance"]["fail_to_pass"] == [{"id": "adds two numbers", "outcome": "passed"}]
+    assert skipped[0] == 5, skipped[2]
+    assert "declared test adds two numbers did not run (skipped)" in str(skipped[1]["reason"])
+
+
+OUTCOMES = """import pytest
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("setup")
+
+
+def test_passes():
+    pass
+
+
+def test_fails():
+    assert False
+
+
+@pytest.mark.skip(reason="no")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfails():
+    assert False
+
+
+def test_errors(broken):
+    pass
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_cases(n):
+    assert n == 1
+"""
+
+
+def test_the_plugin_gives_every_tests_outcome_not_only_the_failures(tmp_path: Path) -> None:
+    from greenloop import check
+
+    (tmp_path / "test_outcomes.py").write_text(OUTCOMES)
+
+    result, _ = check(tmp_path, command=PYTEST)
+
+    outcomes = dict(result.runs[0].parsed.outcomes)
+    assert outcomes == {
+        "test_outcomes.py::test_passes": "passed",
+        "test_outcomes.py::test_fails": "failed",
+        "test_outcomes.py::test_skipped": "skipped",
+        "test_outcomes.py::test_xfails": "xfailed",
+        "test_outcomes.py::test_errors": "error",
+        "test_outcomes.py::test_cases[1]": "passed",
+        "test_outcomes.py::test_cases[2]": "failed",
+    }
+    judged = acceptance.judge(
+        ["test_outcomes.py::test_cases"], ["test_outcomes.py::test_passes"], outcomes.items()
+    )
+    assert judged.fail_to_pass == (("test_outcomes.py::test_cases", "failed"),)
+    assert judged.line() == (
+        "declared acceptance: 0/1 fail-to-pass passed, 1/1 pass-to-pass passed; "
+        "failed: test_outcomes.py::test_cases"
+    )
+
+
+def test_a_batch_task_whose_fail_to_pass_test_already_passes_is_invalid(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "r")
+    verifier = list(PYTEST)
+    rows = [
+        {"id": "wrong", "repo": str(repo), "verifier": verifier, "agent": FIX, "fail_to_pass": [SUB]},
+        {"id": "right", "repo": str(repo), "verifier": verifier, "agent": FIX,
+         "fail_to_pass": [ADD], "pass_to_pass": [SUB]},
+    ]  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(_tasks(*rows))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "greenloop", "batch", str(tasks), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    by_id = {t["id"]: t for t in summary["tasks"]}
+    assert by_id["wrong"]["result"] == "invalid", done.stderr
+    assert by_id["wrong"]["reason"].startswith(f"declared fail-to-pass test {SUB} already passes")
+    assert by_id["right"]["result"] == "success"
+    assert by_id["right"]["acceptance"] == (
+        "declared acceptance: 1/1 fail-to-pass passed, 1/1 pass-to-pass passed"
+    )
+    assert (
+        "greenloop batch: 1/1 solved (100 %), 1 invalid: a wrong declaration, "
+        "declared acceptance met in 1/1, 2 finished"
+    ) in done.stdout

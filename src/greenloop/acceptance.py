@@ -193,7 +193,7 @@ def supported(argv: tuple[str, ...], root: Path) -> str | None:
     return None
 
 
-def prepare(root: Path, config: Config, cascade: Cascade) -> Config:
+def prepare_declared(root: Path, config: Config, cascade: Cascade) -> Config:
     """The declared ids checked and in the runner's form before anything runs (FatalError: exit 2)."""
     if not (config.must_pass or config.pass_to_pass):
         return config

@@ -467,13 +467,13 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run every stage even after one fails (lint and type stages concurrently)",
     )
     p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--must-pass",
         action="append",
         metavar="ID",
         help="a test (pytest node id) that must have run and passed for a success; repeatable",
     )
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--format",
         choices=("text", "json", "md"),

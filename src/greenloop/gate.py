@@ -8,13 +8,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from greenloop import acceptance, subset
+from greenloop import subset
 from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
 from greenloop.parsers.model import Failure
 from greenloop.session import RunState
 from greenloop.verify import CheckResult, StageRun, run_cascade, run_cascade_parallel, run_stage
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from greenloop.acceptance import Acceptance
 
 
 def verify_step(
@@ -153,6 +157,8 @@ def judge_declared(
     config = run.config
     if not (config.must_pass or config.pass_to_pass):
         return (), ()
+    from greenloop import acceptance
+
     outcomes = [o for r in check.runs for o in r.parsed.outcomes]
     judged = acceptance.judge(config.must_pass, config.pass_to_pass, outcomes)
     run.acceptance = judged
@@ -167,7 +173,9 @@ def judge_declared(
     return (), tuple(i for i in judged.broken() if i in held)
 
 
-def _check_declaration(run: RunState, check: CheckResult, judged: acceptance.Acceptance) -> None:
+def _check_declaration(run: RunState, check: CheckResult, judged: Acceptance) -> None:
+    from greenloop import acceptance
+
     tests = [
         r
         for r in check.runs

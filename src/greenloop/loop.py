@@ -9,18 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import (
-    acceptance,
-    checkpoints,
-    git,
-    leftovers,
-    record,
-    rollback,
-    signals,
-    spend,
-    squash,
-    trust,
-)
+from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -69,9 +58,11 @@ def run_loop(
     phase: Progress = lambda label: None,
 ) -> LoopResult:
     """Run the bounded verify -> fix loop and return the typed result (the library API)."""
+    from greenloop.acceptance import WrongDeclaration, prepare_declared  # issue 28
+
     state = preflight(Path(repo).resolve())
     cascade = resolve_cascade(state.root, config, command)
-    config = acceptance.prepare(state.root, config, cascade)  # issue 28: declared tests
+    config = prepare_declared(state.root, config, cascade)  # issue 28: declared tests
     run_id = checkpoints.new_run_id()
     text = plan(run_id, state, cascade, agent, config)
     progress(text)
@@ -85,7 +76,7 @@ def run_loop(
             decision = verify_baseline(run)
             while decision.action is Action.CONTINUE:
                 decision = iterate(run, decision)
-        except acceptance.WrongDeclaration as exc:  # at baseline: nothing was changed
+        except WrongDeclaration as exc:  # at baseline: nothing was changed
             _finish_held(
                 run, Decision(action=Action.STOP, result=Result.INTERRUPTED, reason=str(exc))
             )
@@ -149,6 +140,8 @@ def _start(
 
 def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: Config) -> str:
     """The pre-flight plan (seed 003): what will run, with which limits, on which branch."""
+    from greenloop.acceptance import plan_line as declared_line
+
     stages = "\n".join(f"    {s.name:<8} {s.display}" for s in cascade.stages)
     return (
         f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"
@@ -156,12 +149,12 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
-        + acceptance.plan_line(config)
         + spend.plan_line(
             getattr(agent, "reports_usage", ""),
             max_cost=config.max_cost,
             max_tokens=config.max_tokens,
         )
+        + declared_line(config)
     )
 
 

@@ -54,10 +54,10 @@ class RunState:
     """Tracked files seen edited while the agent was not running (another terminal)."""
     """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False
-    acceptance: Acceptance | None = None
-    """Declared acceptance (issue 28) as the latest full run saw it; None: nothing declared."""
-    baseline_acceptance: Acceptance | None = None
     phase: Progress = field(default=lambda label: None)
     """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""
     where: str = "baseline"
     """The step in progress (``iter 2/5 · verify``): what an interrupt stopped."""
+    acceptance: Acceptance | None = None
+    """Declared acceptance (issue 28) as the latest full run saw it; None: nothing declared."""
+    baseline_acceptance: Acceptance | None = None

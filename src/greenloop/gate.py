@@ -45,6 +45,10 @@ def verify_step(
             return replace(part, duration_s=time.monotonic() - start), True
         if part.verdict is Verdict.GREEN:
             passed = {*plan.ids, *plan.files}
+    scoped = None if full or not iteration else _affected_packages(run, iteration, files)
+    if scoped is not None and scoped.verdict is not Verdict.GREEN:  # the gate waits for them green
+        run.targets = _test_failures(scoped)
+        return replace(scoped, duration_s=time.monotonic() - start), True
     check = run_cascade_parallel(
         run.state.root, run.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
     )
@@ -57,6 +61,31 @@ def verify_step(
         check = _settle(run, check, suspects)
     run.targets = _test_failures(check)
     return replace(check, duration_s=time.monotonic() - start), False
+
+
+def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) -> CheckResult | None:
+    """A monorepo's iteration: the packages the edit changed and their dependents (issue 29);
+    None when that is every package (a root-level file) or the cascade is one project's."""
+    from greenloop.packages import affected_cascade
+
+    scope = affected_cascade(run.cascade, files, root=run.state.root)
+    if scope is None:
+        return None
+    run.progress(f"iter {iteration} · packages: {scope.describe()}")
+    if scope.every:
+        return None
+    part = run_cascade_parallel(
+        run.state.root, scope.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
+    )
+    run.rec.event(
+        "packages",
+        iteration=iteration,
+        changed=list(scope.changed),
+        ran=[{"package": n, "why": why} for n, why in scope.packages],
+        verdict=part.verdict.value,
+        seconds=round(part.duration_s, 3),
+    )
+    return part
 
 
 def _subset_plan(run: RunState, files: tuple[str, ...]) -> subset.Subset | None:

@@ -136,7 +136,8 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
     return (
         f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"
         f"  verifier ({cascade.source}):\n{stages}\n"
-        f"  agent: {agent.name}: {agent.describe()}\n"
+        + _packages_line(cascade)
+        + f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
         + spend.plan_line(
@@ -145,6 +146,15 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
             max_tokens=config.max_tokens,
         )
     )
+
+
+def _packages_line(cascade: Cascade) -> str:
+    """A monorepo's plan names its packages and which run when (issue 29)."""
+    if cascade.workspace is None:
+        return ""
+    from greenloop.packages import plan_line
+
+    return plan_line(cascade.workspace)
 
 
 def _enter(run: RunState, where: str) -> None:

@@ -177,11 +177,20 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
             {"name": s.name, "command": s.display, "why": s.why, "fix": s.fix}
             for s in cascade.stages
         ]
-        return json.dumps({"source": cascade.source, "stages": stages}, indent=2) + "\n"
+        shape: dict[str, Any] = {"source": cascade.source, "stages": stages}
+        if cascade.workspace is not None:  # issue 29: a monorepo's packages
+            from greenloop.packages import workspace_json
+
+            shape["workspace"] = workspace_json(cascade.workspace)
+        return json.dumps(shape, indent=2) + "\n"
     lines = [f"Verifier ({cascade.source}), fastest first:"]
     for i, s in enumerate(cascade.stages, 1):
         fixer = " [fixer: runs twice]" if s.fix else ""
         lines.append(f"  {i}. {s.name:<8} {s.display}{fixer}\n     why: {s.why}")
+    if cascade.workspace is not None:
+        from greenloop.packages import workspace_text
+
+        lines.append(workspace_text(cascade.workspace))
     return "\n".join(lines) + "\n"
 
 

@@ -175,6 +175,8 @@ def run_stage(
     environ: Mapping[str, str] = os.environ,
     modules: frozenset[str] = frozenset(),
 ) -> StageRun:
+    if stage.cwd:  # a monorepo package's stage runs in its folder, as its tool expects (issue 29)
+        root, modules = root / stage.cwd, repo_modules(root / stage.cwd)
     env, removed = instrument.without_agent_markers(build_env(environ))
     rewritten: tuple[str, ...] = ()
     first: ProcessResult | None = None

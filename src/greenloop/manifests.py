@@ -75,7 +75,7 @@ def _js_workspace(root: Path) -> Found | None:
     if pnpm.is_file():
         globs, source = pnpm_packages(pnpm, root), "pnpm-workspace.yaml"
     else:
-        manifest = _json(root / "package.json", root) if (root / "package.json").is_file() else {}
+        manifest = _root_package_json(root)
         globs, source = _npm_workspaces(manifest, root), "package.json workspaces"
     members = [_node_member(d, root) for d in expand(root, globs, "package.json")]
     nx = _nx_projects(root, {m.path for m in members})
@@ -85,6 +85,20 @@ def _js_workspace(root: Path) -> Found | None:
         _json(root / "turbo.json", root)  # read only to say so when it is broken
         source += " (Turborepo)"
     return Found(source=source, members=(*members, *nx)) if members or nx else None
+
+
+def _root_package_json(root: Path) -> dict[str, object]:
+    """The root's package.json; a broken one is this module's error only when it declares
+    workspaces (else ``npm test`` reports it, as for any project)."""
+    path = root / "package.json"
+    if not path.is_file():
+        return {}
+    try:
+        return _json(path, root)
+    except FatalError:
+        if '"workspaces"' in path.read_text(encoding="utf-8", errors="replace"):
+            raise
+        return {}
 
 
 def pnpm_packages(path: Path, root: Path) -> tuple[str, ...]:
@@ -352,11 +366,15 @@ def _py_project(folder: Path, root: Path) -> Member:
     poetry = _dict(_dict(data.get("tool")).get("poetry"))
     rel = folder.relative_to(root).as_posix() if folder != root else ""
     name = project.get("name") or poetry.get("name") or rel or root.name
-    deps = [
-        re.split(r"[\s\[<>=!~;@(]", d, maxsplit=1)[0] for d in _list(project.get("dependencies"))
-    ]
-    for group in _dict(data.get("dependency-groups")).values():
-        deps += [re.split(r"[\s\[<>=!~;@(]", d, maxsplit=1)[0] for d in _list(group)]
+    # requirements: [project]'s, its extras', dependency groups', and those a Hatch metadata hook
+    # fills in for `dynamic = ["dependencies"]` (pydantic-ai's uv-dynamic-versioning)
+    hooks = _dict(_dict(_dict(_dict(data.get("tool")).get("hatch")).get("metadata")).get("hooks"))
+    lists = [project.get("dependencies"), *_dict(project.get("optional-dependencies")).values()]
+    lists += list(_dict(data.get("dependency-groups")).values())
+    for hook in hooks.values():
+        lists += [_dict(hook).get("dependencies")]
+        lists += list(_dict(_dict(hook).get("optional-dependencies")).values())
+    deps = [re.split(r"[\s\[<>=!~;@(]", d, maxsplit=1)[0] for group in lists for d in _list(group)]
     for key, raw in _dict(poetry.get("dependencies")).items():
         spec = _dict(raw)
         deps.append("dir:" + _join(rel, str(spec["path"])) if "path" in spec else key)
@@ -424,7 +442,8 @@ def _nested(
 
 
 def _join(base: str, rel: str) -> str:
-    return os.path.normpath(os.path.join(base, rel)).replace(os.sep, "/").removeprefix("./")
+    joined = os.path.normpath(os.path.join(base, rel)).replace(os.sep, "/").removeprefix("./")
+    return "" if joined == "." else joined
 
 
 def _json(path: Path, root: Path) -> dict[str, object]:

@@ -218,3 +218,17 @@ def test_an_edit_in_the_base_crate_runs_it_and_the_crates_that_depend_on_it(
     (packages,) = events(result, "packages")
     assert "solo" not in [r["package"] for r in packages["ran"]]
     assert "cd crates/solo && cargo test" in verify_log(result, 1)  # the gate: every crate
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_report_says_which_packages_each_iteration_ran(make_repo: Callable[..., Path]) -> None:
+    from greenloop import report
+
+    root = make_repo(js_workspace(cli="a + b + 1"))
+    half = {"replace": "packages/cli/index.js", "old": "a + b + 1", "new": "a + b"}
+    fix = {"replace": "packages/cli/index.js", "old": "a + b", "new": "a * b"}
+    result, _ = run(root, [[half], [fix]])
+    assert result.history[1].packages == "packages/cli changed → @w/cli"
+    text = report.render_run(report.loop_json(result), "text")
+    assert "iter 1: failed (affected packages only), 1 failing" in text
+    assert "    packages: packages/cli changed → @w/cli" in text

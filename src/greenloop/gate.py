@@ -25,6 +25,7 @@ def verify_step(
     Returns the result and whether it came from the subset (then it is a failure: success is only
     ever decided on a full run)."""
     start = time.monotonic()
+    run.last_packages = ""
     plan = None if full else _subset_plan(run, files)
     passed: set[str] = set()
     if plan is not None:
@@ -71,7 +72,8 @@ def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) ->
     scope = affected_cascade(run.cascade, files, root=run.state.root)
     if scope is None:
         return None
-    run.progress(f"iter {iteration} · packages: {scope.describe()}")
+    run.last_packages = scope.describe()
+    run.progress(f"iter {iteration} · packages: {run.last_packages}")
     if scope.every:
         return None
     part = run_cascade_parallel(

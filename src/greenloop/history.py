@@ -37,6 +37,8 @@ class Iteration:
     summary: str = ""
     subset: bool = False
     """The verdict came from the failing tests only (issue 7); success is never decided on one."""
+    packages: str = ""
+    """A monorepo's iteration: which packages ran first and why (issue 29), ``""`` otherwise."""
     output_tail: str = ""
     """An agent failure: the last lines the agent printed (all of it in ``iter-N/agent.txt``)."""
 

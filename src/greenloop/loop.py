@@ -593,6 +593,7 @@ def _iteration_row(
         usage=outcome.usage,
         summary=outcome.summary,
         subset=run.last_subset,
+        packages=run.last_packages,
     )
 
 
@@ -633,7 +634,8 @@ def _digest_history(run: RunState, check: CheckResult) -> History:
         times_seen=len(seen) + 1 if seen else 0,
         earlier_files=tuple(earlier),
         only_before_edits=bool(seen) and all(o.iteration == 0 for o in seen),
-        subset=run.last_subset,
+        # an affected packages' run names its stage (`cd packages/ui && npm test`): not a subset
+        subset=run.last_subset and not run.last_packages,
         flaky=tuple(run.flaky),
     )
 

@@ -149,7 +149,8 @@ class Scope:
     def describe(self) -> str:
         """``packages/ui changed → ui, app (depends on ui)``."""
         if self.every and not self.packages:
-            return f"a root-level file changed ({self.changed[0]}) → every package"
+            what = "a root-level file" if "/" not in self.changed[0] else "a file no package holds"
+            return f"{what} changed ({self.changed[0]}) → every package"
         ran = ", ".join(f"{n} ({why})" if why else n for n, why in self.packages)
         return f"{', '.join(self.changed)} changed → {ran}" + (
             " (every package)" if self.every else ""
@@ -177,9 +178,10 @@ def affected_cascade(
     why |= {
         n: w for n, w in go_dependents(workspace, owners, root, environ).items() if n not in why
     }
-    chosen = [p for p in workspace.packages if p.name in why]
+    # a package with no verifier has nothing to run: `detect` and the plan name it
+    chosen = [p for p in workspace.packages if p.name in why and p.stages]
     stages = workspace.root_stages + tuple(s for p in chosen for s in p.stages)
-    every = len(chosen) == len(workspace.packages) or not stages
+    every = len(chosen) == sum(1 for p in workspace.packages if p.stages) or not stages
     part = Cascade(stages=stages, source=f"{len(chosen)} affected package(s)", workspace=workspace)
     return Scope(
         cascade=cascade if every else part,

@@ -276,7 +276,9 @@ def render_run_text(data: dict[str, Any]) -> str:
 
 def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     mark = " (rolled back)" if h["rolled_back"] else ""
-    mark += " (failing tests only)" if h.get("subset") else ""
+    packages = h.get("packages", "")
+    if h.get("subset"):
+        mark += " (affected packages only)" if packages else " (failing tests only)"
     commit = h["commit"][:10] or "no commit"
     files = ", ".join(h["files_changed"][:4])
     if h["verdict"] == "agent_failure":  # nothing was verified: no failing count
@@ -292,7 +294,8 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     return [
         f"  iter {h['iteration']}: {h['verdict']}{mark}, {counted}"
         f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
-        f"{commit} {files}".rstrip()
+        f"{commit} {files}".rstrip(),
+        *([f"    packages: {packages}"] if packages else []),
     ]
 
 

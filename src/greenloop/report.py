@@ -283,7 +283,8 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     return [
         f"  iter {h['iteration']}: {h['verdict']}{mark}, {counted}"
         f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
-        f"{commit} {files}".rstrip()
+        f"{commit} {files}".rstrip(),
+        *([f"    ran: {h['ran']}"] if h.get("ran") else []),
     ]
 
 

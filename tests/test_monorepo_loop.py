@@ -228,7 +228,8 @@ def test_the_report_says_which_packages_each_iteration_ran(make_repo: Callable[.
     half = {"replace": "packages/cli/index.js", "old": "a + b + 1", "new": "a + b"}
     fix = {"replace": "packages/cli/index.js", "old": "a + b", "new": "a * b"}
     result, _ = run(root, [[half], [fix]])
-    assert result.history[1].packages == "packages/cli changed → @w/cli"
+    assert result.history[1].ran == "packages: packages/cli changed → @w/cli: failed"
     text = report.render_run(report.loop_json(result), "text")
     assert "iter 1: failed (affected packages only), 1 failing" in text
-    assert "    packages: packages/cli changed → @w/cli" in text
+    assert "    ran: packages: packages/cli changed → @w/cli: failed" in text
+    assert "ran: packages: packages/cli changed → @w/cli: green; the full cascade" in text

@@ -93,7 +93,7 @@ class Config:
 CHOICES: dict[str, tuple[str, ...]] = {
     "on_fail": ("revert", "keep"),
     "on_regression": ("stop", "continue"),
-    "subset": ("auto", "off"),
+    "subset": ("auto", "failing", "affected", "off"),
     "feedback": ("digest", "raw"),
 }
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}

@@ -37,8 +37,9 @@ class Iteration:
     summary: str = ""
     subset: bool = False
     """The verdict came from the failing tests only (issue 7); success is never decided on one."""
-    packages: str = ""
-    """A monorepo's iteration: which packages ran first and why (issue 29), ``""`` otherwise."""
+    ran: str = ""
+    """What the verification ran and why (issue 29): ``2 tests failing first: green; affected: 41
+    affected tests of 2,214 (map from green run abc1234): failed``."""
     output_tail: str = ""
     """An agent failure: the last lines the agent printed (all of it in ``iter-N/agent.txt``)."""
 

@@ -9,7 +9,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
+from greenloop import (
+    affected_step,
+    checkpoints,
+    git,
+    leftovers,
+    record,
+    rollback,
+    signals,
+    spend,
+    squash,
+    trust,
+)
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -140,6 +151,7 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         + f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
+        + affected_step.plan_line(state, cascade, config.subset)
         + spend.plan_line(
             getattr(agent, "reports_usage", ""),
             max_cost=config.max_cost,
@@ -593,7 +605,7 @@ def _iteration_row(
         usage=outcome.usage,
         summary=outcome.summary,
         subset=run.last_subset,
-        packages=run.last_packages,
+        ran=run.last_ran,
     )
 
 

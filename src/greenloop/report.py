@@ -276,9 +276,12 @@ def render_run_text(data: dict[str, Any]) -> str:
 
 def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     mark = " (rolled back)" if h["rolled_back"] else ""
-    packages = h.get("packages", "")
-    if h.get("subset"):
-        mark += " (affected packages only)" if packages else " (failing tests only)"
+    if h.get("subset"):  # a monorepo's affected packages (issue 29), or the failing tests
+        mark += (
+            " (affected packages only)"
+            if "packages: " in h.get("ran", "")
+            else " (failing tests only)"
+        )
     commit = h["commit"][:10] or "no commit"
     files = ", ".join(h["files_changed"][:4])
     if h["verdict"] == "agent_failure":  # nothing was verified: no failing count
@@ -295,7 +298,7 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
         f"  iter {h['iteration']}: {h['verdict']}{mark}, {counted}"
         f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
         f"{commit} {files}".rstrip(),
-        *([f"    packages: {packages}"] if packages else []),
+        *([f"    ran: {h['ran']}"] if h.get("ran") else []),
     ]
 
 

@@ -235,3 +235,85 @@ def test_go_list_deps_finds_a_module_that_imports_the_changed_one(tmp_path: Path
         "cd lib && go test ./...",
         "cd app && go test ./...",
     ]
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_nx_projects_are_read_from_project_json_with_their_plain_commands(tmp_path: Path) -> None:
+    project = {
+        "name": "web",
+        "implicitDependencies": ["ui"],
+        "targets": {
+            "test": {
+                "executor": "nx:run-commands",
+                "options": {"command": "node --test", "cwd": "apps/web"},
+            },
+            "lint": {"executor": "@nx/eslint:lint"},  # needs Nx: not run
+        },
+    }
+    ui = {
+        "name": "ui",
+        "targets": {
+            "test": {"executor": "nx:run-commands", "options": {"command": "make -C libs/ui test"}}
+        },
+    }
+    write(
+        tmp_path,
+        {
+            "nx.json": "{}",
+            "apps/web/project.json": json.dumps(project),
+            "libs/ui/project.json": json.dumps(ui),
+        },
+    )
+    ws = workspace(tmp_path)
+    assert ws.source == "Nx project.json"
+    assert [(p.name, p.deps) for p in ws.packages] == [("ui", ()), ("web", ("ui",))]
+    web = ws.packages[1]
+    assert [(s.name, s.display) for s in web.stages] == [("test", "cd apps/web && node --test")]
+    assert [s.display for s in ws.packages[0].stages] == ["make -C libs/ui test"]
+
+
+def test_cargo_workspace_dependencies_by_workspace_true_resolve_from_the_root(
+    tmp_path: Path,
+) -> None:
+    crate = '[package]\nname = "{n}"\nversion = "0.1.0"\n\n[dependencies]\n{d}\n'
+    write(
+        tmp_path,
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\nexclude = ["crates/old"]\n\n'
+            '[workspace.dependencies]\nshared = { path = "crates/shared" }\n',
+            "crates/shared/Cargo.toml": crate.format(n="shared", d=""),
+            "crates/app/Cargo.toml": crate.format(n="app", d="shared.workspace = true"),
+            "crates/tool/Cargo.toml": crate.format(
+                n="tool", d='renamed = { package = "shared", path = "../shared" }'
+            ),
+            "crates/old/Cargo.toml": crate.format(n="old", d=""),
+        },
+    )
+    ws = workspace(tmp_path)
+    assert deps(ws) == {"shared": (), "app": ("shared",), "tool": ("shared",)}
+    assert set(ws.dependents(["shared"])) == {"shared", "app", "tool"}
+
+
+def test_several_pyproject_files_under_a_root_with_no_project_are_packages(tmp_path: Path) -> None:
+    py = '[project]\nname = "{n}"\ndependencies = [{d}]\n\n[tool.pytest.ini_options]\n'
+    write(
+        tmp_path,
+        {
+            "packages/core/pyproject.toml": py.format(n="acme_core", d=""),
+            "packages/api/pyproject.toml": py.format(n="acme-api", d='"Acme.Core>=1", "httpx"'),
+            "tests/fixture/pyproject.toml": py.format(n="fixture", d=""),  # a fixture: no package
+        },
+    )
+    ws = workspace(tmp_path)
+    assert ws.source == "several pyproject.toml"
+    assert deps(ws) == {"acme-core": (), "acme-api": ("acme-core",)}
+    write(tmp_path, {"pyproject.toml": py.format(n="root", d="")})
+    assert (
+        find_workspace(tmp_path) is None
+    )  # a root project with nested ones: fixtures, not packages

@@ -39,6 +39,8 @@ class Member:
     """Its own manifest (``packages/ui/package.json``)."""
     deps: tuple[str, ...] = ()
     """What it depends on, as its manifest names them: sibling names or folders (``dir:<path>``)."""
+    targets: tuple[tuple[str, str, str], ...] = ()
+    """Nx ``nx:run-commands`` targets: (stage name, shell command, folder it runs in)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,9 +210,29 @@ def _nx_projects(root: Path, known: set[str]) -> list[Member]:
                 kind="node",
                 manifest=f"{rel}/project.json",
                 deps=deps,
+                targets=_nx_targets(data),
             )
         )
     return members
+
+
+# Nx target names -> greenloop's stage names
+_NX_STAGES = {"lint": "lint", "typecheck": "type", "type-check": "type", "test": "test"}
+
+
+def _nx_targets(project: dict[str, object]) -> tuple[tuple[str, str, str], ...]:
+    """The project's lint, typecheck and test targets that are plain commands (``nx:run-commands``,
+    run from the workspace root unless ``options.cwd``); another executor needs Nx itself."""
+    found = []
+    for target, spec in _dict(project.get("targets")).items():
+        options = _dict(_dict(spec).get("options"))
+        command = options.get("command")
+        plain = _dict(spec).get("executor") == "nx:run-commands" and isinstance(command, str)
+        if target in _NX_STAGES and plain:
+            cwd = options.get("cwd")
+            found.append((_NX_STAGES[target], str(command), cwd if isinstance(cwd, str) else ""))
+    order = ("format", "lint", "type", "test", "build")
+    return tuple(sorted(found, key=lambda t: order.index(t[0])))
 
 
 # ---- Rust: Cargo.toml [workspace] ----

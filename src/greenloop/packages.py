@@ -97,6 +97,17 @@ def _package(root: Path, member: Member, names: set[str], by_dir: Mapping[str, s
         replace(s, cwd=member.path, package=member.name, why=f"{label}: {s.why}")
         for s in detect_stages(root / member.path)
     )
+    if member.targets:  # Nx's own commands, read from project.json
+        stages = tuple(
+            Stage(
+                name=n,
+                command=c,
+                cwd=cwd,
+                package=member.name,
+                why=f"{member.manifest}: nx:run-commands",
+            )
+            for n, c, cwd in member.targets
+        )
     return Package(
         name=member.name,
         path=member.path,

@@ -233,3 +233,18 @@ def test_the_report_says_which_packages_each_iteration_ran(make_repo: Callable[.
     assert "iter 1: failed (affected packages only), 1 failing" in text
     assert "    ran: packages: packages/cli changed → @w/cli: failed" in text
     assert "ran: packages: packages/cli changed → @w/cli: green; the full cascade" in text
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_fixing_one_package_is_no_regression_when_another_package_fails_more(
+    make_repo: Callable[..., Path],
+) -> None:
+    """core's bug fails 3 tests (core, ui, app: one each), cli's 2: the gate runs every package
+    and counts them all, so fixing core reads 5 → 2, not 1 (core alone) → 2 (cli)."""
+    root = make_repo(js_workspace(core="a - b", cli="a - b - 9"))
+    fix_core = {"replace": "packages/core/index.js", "old": "a - b", "new": "a + b"}
+    fix_cli = {"replace": "packages/cli/index.js", "old": "a - b - 9", "new": "a * b"}
+    result, _ = run(root, [[fix_core], [fix_cli]])
+    assert result.result is Result.SUCCESS, result.reason
+    assert [row.failures + row.errors for row in result.history] == [5, 2, 0]
+    assert not any(row.rolled_back for row in result.history)

@@ -66,7 +66,7 @@ def verify_step(
         run.state.root,
         run.cascade,
         timeout=run.config.timeout,
-        all_stages=run.config.all_stages,
+        all_stages=_every_stage(run),
         environ={**os.environ, **record},
     )
     affected_step.keep_recording(run, check, record)
@@ -80,6 +80,13 @@ def verify_step(
         check = _settle(run, check, suspects)
     run.targets = _test_failures(check)
     return replace(check, duration_s=time.monotonic() - start), False
+
+
+def _every_stage(run: RunState) -> bool:
+    """A monorepo's run goes on past a failing package (issue 29): the gate is every package, and
+    the count the policy compares is every package's, so fixing one package never reads as a
+    regression because the next one's failures now show."""
+    return run.config.all_stages or run.cascade.workspace is not None
 
 
 def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) -> CheckResult | None:
@@ -96,7 +103,7 @@ def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) ->
         _ran(run, f"packages: {run.last_packages}")
         return None
     part = run_cascade_parallel(
-        run.state.root, scope.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
+        run.state.root, scope.cascade, timeout=run.config.timeout, all_stages=_every_stage(run)
     )
     run.rec.event(
         "packages",

@@ -584,10 +584,12 @@ def _iteration_row(
     return Iteration(
         iteration=n,
         verdict=row_verdict(check),
-        failures=counts.failed
+        failures=now_failing  # a monorepo's: every failing package's (issue 29)
+        if check.cascade.workspace is not None
+        else counts.failed
         if counts and counts.summary_seen
         else (now_failing if counts else 0),
-        errors=counts.errors if counts else 0,
+        errors=counts.errors if counts and check.cascade.workspace is None else 0,
         killed=len(failing.parsed.killed) if failing else 0,
         delta=(now_failing - (prev.failures + prev.errors))
         if prev is not None

@@ -297,6 +297,7 @@ def test_cargo_workspace_dependencies_by_workspace_true_resolve_from_the_root(
     )
     ws = workspace(tmp_path)
     assert deps(ws) == {"shared": (), "app": ("shared",), "tool": ("shared",)}
+    assert [p.name for p in ws.packages] == ["shared", "app", "tool"]  # path deps first
     assert set(ws.dependents(["shared"])) == {"shared", "app", "tool"}
 
 

@@ -80,7 +80,7 @@ def find_workspace(root: Path) -> Workspace | None:
         return None
     names = {m.name for m in members.values()}
     by_dir = {m.path: m.name for m in members.values()}
-    packages = tuple(_package(root, m, names, by_dir) for m in _ordered(members.values(), names))
+    packages = _ordered([_package(root, m, names, by_dir) for m in members.values()])
     root_stages = tuple(s for s in detect_stages(root) if s.name != "test" and "" not in members)
     return Workspace(
         source=" + ".join(f.source for f in found), packages=packages, root_stages=root_stages
@@ -118,19 +118,18 @@ def _package(root: Path, member: Member, names: set[str], by_dir: Mapping[str, s
     )
 
 
-def _ordered(members: Iterable[Member], names: set[str]) -> list[Member]:
+def _ordered(packages: list[Package]) -> tuple[Package, ...]:
     """Dependencies before their dependents (a cycle keeps the manifests' order)."""
-    pending = list(members)
-    done: list[Member] = []
+    pending = list(packages)
+    done: list[Package] = []
     seen: set[str] = set()
     while pending:
-        ready = [m for m in pending if all(d in seen or d not in names for d in m.deps)]
-        batch = ready or pending[:1]
-        for m in batch:
-            done.append(m)
-            seen.add(m.name)
-            pending.remove(m)
-    return done
+        ready = [p for p in pending if all(d in seen for d in p.deps)]
+        for p in ready or pending[:1]:
+            done.append(p)
+            seen.add(p.name)
+            pending.remove(p)
+    return tuple(done)
 
 
 def workspace_cascade(workspace: Workspace) -> Cascade | None:

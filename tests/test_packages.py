@@ -98,6 +98,19 @@ def test_a_js_workspace_whose_packages_have_no_tests_keeps_the_roots_command(
     assert cascade is not None
     assert [s.display for s in cascade.stages] == ["npm test"]
     assert cascade.workspace is None
+    shown = subprocess.run(
+        [sys.executable, "-m", "greenloop", "-C", str(root), "detect"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert "  1. test     npm test" in shown.stdout
+    assert "no verifier: @polka/url (packages/url/package.json)" in shown.stdout
+    assert (
+        "no package has a verifier of its own: the root's stages run for every edit" in shown.stdout
+    )
 
 
 def test_a_cargo_workspace_with_a_root_package_and_path_deps(tmp_path: Path) -> None:

@@ -240,10 +240,13 @@ def workspace_text(workspace: Workspace) -> str:
         lines.append(f"  {p.name:<20} {p.where:<24} {ran}{deps}")
     for p in workspace.unverified:
         lines.append(f"  no verifier: {p.name} ({p.manifest}): {NO_VERIFIER[p.kind]}")
-    lines.append(
-        "  greenloop run runs the packages an edit affects (and their dependents) each "
-        "iteration, and every package before it calls a run green"
-    )
+    if workspace.unverified == workspace.packages:
+        lines.append("  no package has a verifier of its own: the root's stages run for every edit")
+    else:
+        lines.append(
+            "  greenloop run runs the packages an edit affects (and their dependents) each "
+            "iteration, and every package before it calls a run green"
+        )
     return "\n".join(lines)
 
 

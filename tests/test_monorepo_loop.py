@@ -87,7 +87,7 @@ def test_an_edit_in_a_leaf_package_runs_that_package_only_and_the_gate_every_pac
     fix = {"replace": "packages/cli/index.js", "old": "a + b", "new": "a * b"}
     result, lines = run(root, [[half], [fix]])
     assert result.result is Result.SUCCESS, result.reason
-    assert "  packages (pnpm-workspace.yaml): 4;" in lines[0]  # the pre-flight plan
+    assert "  packages (pnpm-workspace.yaml): 4; each iteration runs" in lines[0]  # the plan
     # iteration 1: only cli ran, still failing: the gate was not reached
     assert "iter 1 · packages: packages/cli changed → @w/cli" in lines
     log1 = verify_log(result, 1)

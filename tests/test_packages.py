@@ -331,3 +331,12 @@ def test_several_pyproject_files_under_a_root_with_no_project_are_packages(tmp_p
     assert (
         find_workspace(tmp_path) is None
     )  # a root project with nested ones: fixtures, not packages
+
+
+def test_the_plan_names_the_packages_with_no_verifier(tmp_path: Path) -> None:
+    from greenloop.packages import plan_line
+
+    line = plan_line(workspace(real(tmp_path, "remix-the-web")))
+    assert line.startswith("  packages (pnpm-workspace.yaml): 19 (10 with no verifier: ")
+    assert "remix-the-scripts" in line
+    assert "and 6 more); each iteration runs the packages its edit affects" in line

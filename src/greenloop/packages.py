@@ -279,11 +279,9 @@ NO_VERIFIER = {
 
 def plan_line(workspace: Workspace) -> str:
     """The pre-flight plan's line for a monorepo."""
-    none = (
-        f"; no verifier: {', '.join(p.name for p in workspace.unverified)}"
-        if workspace.unverified
-        else ""
-    )
+    names = [p.name for p in workspace.unverified]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    none = f" ({len(names)} with no verifier: {shown})" if names else ""
     return (
         f"  packages ({workspace.source}): {len(workspace.packages)}{none}; each iteration runs the "
         "packages its edit affects, the gate every package\n"

@@ -11,7 +11,20 @@ Setup (once; registries only, npm for pnpm, Node 22.18 and the workspace's depen
 
     PATH=/tmp/monorepo-node2218/node_modules/.bin:/tmp/monorepo-pnpm/node_modules/.bin:$PATH \\
         .venv/bin/python bench/monorepo_real.py pnpm /tmp/mr-real/remix
-    .venv/bin/python bench/monorepo_real.py cargo /tmp/mr-real/regex   # see CASES["cargo"]
+
+Cargo, offline (no crates.io here): serde-rs/serde at v1.0.156 (5 crates, the last release on syn
+1, whose dependencies Debian bookworm ships), its dependencies from Debian's librust-*-dev through
+a directory source:
+
+    apt-get install librust-automod-dev librust-fnv-dev librust-rustversion-dev \
+        librust-trybuild-dev librust-dissimilar-dev librust-syn-dev librust-quote-dev librust-proc-macro2-dev
+    git clone <mirror of github.com/serde-rs/serde> /tmp/mr-real/serde && git -C /tmp/mr-real/serde checkout v1.0.156
+    # .cargo/config.toml: [source.crates-io] replace-with = "debian"; [source.debian] directory =
+    # "/usr/share/cargo/registry"; [net] offline = true; [build] rustflags = ["--cap-lints", "warn"]
+    # (2023 code, rustc 1.95's new lints), target-dir = "/tmp/mr-real/serde-target"
+    # serde, serde_derive, serde_derive_internals, serde_test: AGENTS.md "Test command: `cargo test
+    # --lib --tests`" (their doctests need `--features derive`, as serde's CI runs them)
+    .venv/bin/python bench/monorepo_real.py cargo /tmp/mr-real/serde
 """
 
 from __future__ import annotations
@@ -43,12 +56,25 @@ CASES: dict[str, dict[str, tuple[str, str, str]]] = {
             "return str.charAt(0).toUpperCase() + str.slice(1);",
         ),
     },
+    # serde-rs/serde v1.0.156 (5 crates), offline: setup in the module docstring
+    "cargo": {
+        "shared": (
+            "serde_test/src/ser.rs",
+            "assert_next_token!(self, Bool(v));",
+            "assert_next_token!(self, Bool(!v));",
+        ),
+    },
 }
 
 
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        ["git", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
     )
     return done.stdout.strip()
 
@@ -56,11 +82,20 @@ def git(root: Path, *args: str) -> str:
 def scratch_copy(project: Path, into: Path) -> Path:
     """A copy of the prepared project (its node_modules and builds too) as a fresh repository."""
     root = into / project.name
-    shutil.copytree(project, root, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    shutil.copytree(project, root, symlinks=True, ignore=shutil.ignore_patterns(".git", "target"))
     git(root, "init", "-q", "-b", "main")
     (root / ".git" / "info" / "exclude").write_text("node_modules/\ndist/\ntarget/\n")
     git(root, "add", "-A")
-    git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "as fetched")
+    git(
+        root,
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.com",
+        "commit",
+        "-qm",
+        "as fetched",
+    )
     return root
 
 
@@ -69,7 +104,16 @@ def plant(root: Path, path: str, good: str, bad: str) -> None:
     text = target.read_text()
     assert good in text, f"{good!r} not in {path}"
     target.write_text(text.replace(good, bad, 1))
-    git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qam", f"bug in {path}")
+    git(
+        root,
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.com",
+        "commit",
+        "-qam",
+        f"bug in {path}",
+    )
 
 
 def one_case(project: Path, kind: str, case: str) -> dict[str, Any]:
@@ -96,13 +140,19 @@ def one_case(project: Path, kind: str, case: str) -> dict[str, Any]:
                 for r in result.history
             ],
             "packages": [
-                {"iteration": e["iteration"], "ran": [r["package"] for r in e["ran"]], "s": e["seconds"]}
+                {
+                    "iteration": e["iteration"],
+                    "ran": [r["package"] for r in e["ran"]],
+                    "s": e["seconds"],
+                }
                 for e in events
                 if e["kind"] == "packages"
             ],
             "gate_stages": [
                 line.removeprefix("$ ")
-                for line in (record / f"iter-{len(result.history) - 1}" / "verify.log").read_text().splitlines()
+                for line in (record / f"iter-{len(result.history) - 1}" / "verify.log")
+                .read_text()
+                .splitlines()
                 if line.startswith("$ ")
             ],
             "progress": [line for line in lines if "packages" in line or line.startswith("iter")],

@@ -291,6 +291,15 @@ def test_nx_projects_are_read_from_project_json_with_their_plain_commands(tmp_pa
     assert [s.display for s in ws.packages[0].stages] == ["make -C libs/ui test"]
 
 
+def test_a_packages_own_agents_md_test_command_is_its_stage(tmp_path: Path) -> None:
+    root = real(tmp_path, "rustc-demangle")
+    (root / "crates/capi/AGENTS.md").write_text("Test command: `cargo test --lib`\n")
+    capi = next(p for p in workspace(root).packages if p.path == "crates/capi")
+    assert [(s.display, s.why) for s in capi.stages] == [
+        ("cd crates/capi && cargo test --lib", "crates/capi: test command in AGENTS.md")
+    ]
+
+
 def test_cargo_workspace_dependencies_by_workspace_true_resolve_from_the_root(
     tmp_path: Path,
 ) -> None:

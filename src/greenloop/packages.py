@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from greenloop.detect import Cascade, Stage, detect_stages
+from greenloop.detect import Cascade, Stage, command_from_docs, detect_stages
 from greenloop.manifests import Member, read_workspaces
 
 
@@ -93,9 +93,11 @@ def _package(root: Path, member: Member, names: set[str], by_dir: Mapping[str, s
         for d in member.deps
     ]
     label = member.path or "."
+    # a package's own AGENTS.md / CLAUDE.md test command wins over detection, as at the root
+    documented = command_from_docs(root / member.path) if member.path else None
     stages = tuple(
         replace(s, cwd=member.path, package=member.name, why=f"{label}: {s.why}")
-        for s in detect_stages(root / member.path)
+        for s in ((documented,) if documented else detect_stages(root / member.path))
     )
     if member.targets:  # Nx's own commands, read from project.json
         stages = tuple(

@@ -22,8 +22,9 @@ a directory source:
     # .cargo/config.toml: [source.crates-io] replace-with = "debian"; [source.debian] directory =
     # "/usr/share/cargo/registry"; [net] offline = true; [build] rustflags = ["--cap-lints", "warn"]
     # (2023 code, rustc 1.95's new lints), target-dir = "/tmp/mr-real/serde-target"
-    # serde, serde_derive, serde_derive_internals, serde_test: AGENTS.md "Test command: `cargo test
-    # --lib --tests`" (their doctests need `--features derive`, as serde's CI runs them)
+    # serde, serde_derive, serde_derive_internals: AGENTS.md "Test command: `cargo test --lib
+    # --tests`" (their doctests need `--features derive`, as serde's CI runs them); serde_test's
+    # tests are its doctests: "Test command: `cargo test --features serde/derive,serde/rc`"
     .venv/bin/python bench/monorepo_real.py cargo /tmp/mr-real/serde
 """
 
@@ -62,6 +63,11 @@ CASES: dict[str, dict[str, tuple[str, str, str]]] = {
             "serde_test/src/ser.rs",
             "assert_next_token!(self, Bool(v));",
             "assert_next_token!(self, Bool(!v));",
+        ),
+        "core": (
+            "serde/src/ser/impls.rs",
+            "        serializer.serialize_unit()\n",
+            "        serializer.serialize_none()\n",
         ),
     },
 }
@@ -122,8 +128,9 @@ def one_case(project: Path, kind: str, case: str) -> dict[str, Any]:
         root = scratch_copy(project, Path(tmp))
         plant(root, path, good, bad)
         # iteration 1 leaves the bug (a note beside it), iteration 2 fixes it
-        note = {"replace": path, "old": bad, "new": f"{bad} // checked"}
-        fix = {"replace": path, "old": f"{bad} // checked", "new": good}
+        noted = bad.replace("\n", " // checked\n", 1) if "\n" in bad else f"{bad} // checked"
+        note = {"replace": path, "old": bad, "new": noted}
+        fix = {"replace": path, "old": noted, "new": good}
         lines: list[str] = []
         started = time.monotonic()
         result = run_loop(
@@ -161,7 +168,7 @@ def one_case(project: Path, kind: str, case: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     kind, project = argv[0], Path(argv[1]).resolve()
-    for case in CASES[kind]:
+    for case in argv[2:] or CASES[kind]:  # a case's name runs that one only
         print(json.dumps(one_case(project, kind, case), indent=2))
     return 0
 

@@ -170,7 +170,14 @@ def main_check(args: argparse.Namespace) -> int:
 def main_detect(args: argparse.Namespace) -> int:
     from greenloop import report
 
-    _, _, cascade = located(Path(args.repo).resolve(), args.command)
+    root, _, cascade = located(Path(args.repo).resolve(), args.command)
+    if cascade.workspace is None and cascade.source == "detected":
+        # a monorepo whose packages have no verifier of their own: listed, never silently skipped
+        from dataclasses import replace
+
+        from greenloop.packages import find_workspace
+
+        cascade = replace(cascade, workspace=find_workspace(root))
     sys.stdout.write(report.render_cascade(cascade, args.format))
     return 0
 

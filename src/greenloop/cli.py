@@ -466,7 +466,11 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="run every stage even after one fails (lint and type stages concurrently)",
     )
-    p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
+    p.add_argument(
+        "--subset",
+        choices=("auto", "failing", "affected", "off"),
+        help="before the full gate: failing tests, then affected ones (default auto)",
+    )
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--must-pass",

@@ -98,7 +98,7 @@ class Config:
 CHOICES: dict[str, tuple[str, ...]] = {
     "on_fail": ("revert", "keep"),
     "on_regression": ("stop", "continue"),
-    "subset": ("auto", "off"),
+    "subset": ("auto", "failing", "affected", "off"),
     "feedback": ("digest", "raw"),
 }
 TEST_LISTS = ("must_pass", "pass_to_pass")

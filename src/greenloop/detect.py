@@ -12,6 +12,10 @@ from pathlib import Path
 
 from greenloop.config import Config
 
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
+if TYPE_CHECKING:
+    from greenloop.packages import Workspace
+
 ORDER = ("format", "lint", "type", "test", "build")
 # npm's placeholder for a project without tests.
 NPM_NO_TEST = "no test specified"
@@ -46,10 +50,15 @@ class Stage:
     timeout: float | None = None
     timeout_origin: str = ""
     """Who set the limit this stage runs under (``--timeout``, a config key); ``""``: the default."""
+    cwd: str = ""
+    """The folder it runs in, relative to the repository root (a monorepo's package); ``""``: the root."""
+    package: str = ""
+    """The workspace package it verifies (issue 29); ``""``: not a package's stage."""
 
     @property
     def display(self) -> str:
-        return self.command if isinstance(self.command, str) else shlex.join(self.command)
+        command = self.command if isinstance(self.command, str) else shlex.join(self.command)
+        return f"cd {shlex.quote(self.cwd)} && {command}" if self.cwd else command
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -63,6 +72,8 @@ class Cascade:
     stages: tuple[Stage, ...]
     source: str
     """Where the stages came from: command line, config file, AGENTS.md, detected."""
+    workspace: Workspace | None = None
+    """The monorepo the stages verify, package by package (issue 29); None: one project."""
 
 
 def command_from_args(args: Sequence[str]) -> tuple[str, ...] | str:
@@ -95,8 +106,19 @@ def _find_cascade(root: Path, config: Config, command: Sequence[str]) -> Cascade
     documented = command_from_docs(root)
     if documented:
         return Cascade(stages=(documented,), source=documented.why)
+    monorepo = _workspace_cascade(root)
+    if monorepo is not None:
+        return monorepo
     stages = detect_stages(root)
     return Cascade(stages=stages, source="detected") if stages else None
+
+
+def _workspace_cascade(root: Path) -> Cascade | None:
+    """Every package's stages when ``root`` is a monorepo whose packages have verifiers."""
+    from greenloop.packages import find_workspace, workspace_cascade
+
+    workspace = find_workspace(root)
+    return workspace_cascade(workspace) if workspace is not None else None
 
 
 def _limit_origin(stage: Stage, config: Config) -> Stage:

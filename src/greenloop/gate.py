@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from greenloop import subset
+from greenloop import affected_step, subset
 from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
@@ -29,10 +29,13 @@ def verify_step(
     Returns the result and whether it came from the subset (then it is a failure: success is only
     ever decided on a full run)."""
     start = time.monotonic()
+    run.last_ran = ""
+    run.last_packages = ""
     plan = None if full else _subset_plan(run, files)
     passed: set[str] = set()
     if plan is not None:
         part = _run_subset(run, plan)
+        _ran(run, f"{_tests(len(plan.ids))} failing first: {part.verdict.value}")
         run.rec.event(
             "subset",
             iteration=iteration,
@@ -49,11 +52,31 @@ def verify_step(
             return replace(part, duration_s=time.monotonic() - start), True
         if part.verdict is Verdict.GREEN:
             passed = {*plan.ids, *plan.files}
+    if _affected_due(run, iteration, full, plan is not None and bool(passed)):
+        hit = _run_affected(run, iteration)
+        if hit is not None:
+            new = [i for i in failing_test_ids(hit.failing) if i not in run.targets]
+            hit = _settle(run, hit, new)  # passed in the last full run: flaky, or the edit's
+        if hit is not None and hit.verdict is Verdict.FAILED:
+            run.targets |= _test_failures(hit)
+            return replace(hit, duration_s=time.monotonic() - start), True
+    packages_due = not full and iteration and run.config.subset != "off"
+    scoped = _affected_packages(run, iteration, files) if packages_due else None
+    if scoped is not None and scoped.verdict is not Verdict.GREEN:  # the gate waits for them green
+        run.targets = _test_failures(scoped)
+        return replace(scoped, duration_s=time.monotonic() - start), True
+    record = affected_step.recording_env(run)
     check = run_cascade_parallel(
-        run.state.root, run.cascade, timeout=run.config.timeout, all_stages=run.config.all_stages
+        run.state.root,
+        run.cascade,
+        timeout=run.config.timeout,
+        all_stages=_every_stage(run),
+        environ={**os.environ, **record},
     )
+    affected_step.keep_recording(run, check, record)
+    _ran(run, "the full cascade" + (", recording the affected-tests map" if record else ""))
     ids = failing_test_ids(check.failing)
-    if run.config.subset == "auto":
+    if run.config.subset != "off":
         # baseline: every failing test once more; later: those that just passed in the subset
         suspects = (
             ids if iteration == 0 else [i for i in ids if i in passed or _file_of(i) in passed]
@@ -63,9 +86,46 @@ def verify_step(
     return replace(check, duration_s=time.monotonic() - start), False
 
 
+def _every_stage(run: RunState) -> bool:
+    """A monorepo's run goes on past a failing package (issue 29): the gate is every package, and
+    the count the policy compares is every package's, so fixing one package never reads as a
+    regression because the next one's failures now show."""
+    return run.config.all_stages or run.cascade.workspace is not None
+
+
+def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) -> CheckResult | None:
+    """A monorepo's iteration: the packages the edit changed and their dependents (issue 29);
+    None when that is every package (a root-level file) or the cascade is one project's."""
+    from greenloop.packages import affected_cascade
+
+    scope = affected_cascade(run.cascade, files, root=run.state.root)
+    if scope is None:
+        return None
+    run.last_packages = scope.describe()
+    run.progress(f"iter {iteration} · packages: {run.last_packages}")
+    if scope.every:
+        _ran(run, f"packages: {run.last_packages}")
+        return None
+    part = run_cascade_parallel(
+        run.state.root, scope.cascade, timeout=run.config.timeout, all_stages=_every_stage(run)
+    )
+    run.rec.event(
+        "packages",
+        iteration=iteration,
+        changed=list(scope.changed),
+        ran=[{"package": n, "why": why} for n, why in scope.packages],
+        verdict=part.verdict.value,
+        seconds=round(part.duration_s, 3),
+    )
+    _ran(run, f"packages: {run.last_packages}: {part.verdict.value}")
+    return part
+
+
 def _subset_plan(run: RunState, files: tuple[str, ...]) -> subset.Subset | None:
     last = run.last_check
-    if run.config.subset != "auto" or last is None or last.verdict is not Verdict.FAILED:
+    if run.config.subset not in ("auto", "failing") or last is None:
+        return None
+    if last.verdict is not Verdict.FAILED:
         return None
     bad = [r for r in last.runs if r.verdict is not Verdict.GREEN]
     stage = _cascade_stage(run, bad[0].stage.name) if len(bad) == 1 else None
@@ -80,6 +140,44 @@ def _subset_plan(run: RunState, files: tuple[str, ...]) -> subset.Subset | None:
         touched=touched,
         fail_fast=len(targets) == 1 and not touched,  # -x must not hide a target or a new test
     )
+
+
+def _affected_due(run: RunState, iteration: int, full: bool, failing_passed: bool) -> bool:
+    """auto: once the failing tests pass; affected: every iteration; the baseline never."""
+    if full or iteration == 0 or run.last_check is None:
+        return False
+    return run.config.subset == "affected" or (run.config.subset == "auto" and failing_passed)
+
+
+def _run_affected(run: RunState, iteration: int) -> CheckResult | None:
+    """The tests the run's edits can break (issue 29); None: nothing to run before the gate."""
+    step = affected_step.plan(run)
+    run.progress(f"iter {iteration} · affected: {step.reason}")
+    if step.subset is None:
+        _ran(run, f"affected: {step.reason}")
+        run.rec.event("affected", iteration=iteration, reason=step.reason, tests=[])
+        return None
+    part = _run_subset(run, step.subset)
+    run.rec.event(
+        "affected",
+        iteration=iteration,
+        reason=step.reason,
+        command=step.subset.stage.display,
+        tests=list(step.subset.ids),
+        verdict=part.verdict.value,
+        seconds=round(part.duration_s, 3),
+    )
+    _ran(run, f"affected: {step.reason}: {part.verdict.value}")
+    return part
+
+
+def _ran(run: RunState, what: str) -> None:
+    """What this verification ran and why, for the iteration's row (issue 29)."""
+    run.last_ran = f"{run.last_ran}; {what}" if run.last_ran else what
+
+
+def _tests(n: int) -> str:
+    return f"{n} test{'' if n == 1 else 's'}"
 
 
 def _run_subset(run: RunState, plan: subset.Subset, *, timeout: float | None = None) -> CheckResult:

@@ -10,7 +10,7 @@ from greenloop.agents.base import Usage
 from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
-from greenloop.verify import CheckResult
+from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import verifier_state
 
 
@@ -38,6 +38,9 @@ class Iteration:
     summary: str = ""
     subset: bool = False
     """The verdict came from the failing tests only (issue 7); success is never decided on one."""
+    ran: str = ""
+    """What the verification ran and why (issue 29): ``2 tests failing first: green; affected: 41
+    affected tests of 2,214 (map from green run abc1234): failed``."""
     output_tail: str = ""
     """An agent failure: the last lines the agent printed (all of it in ``iter-N/agent.txt``)."""
 
@@ -145,7 +148,7 @@ def baseline_row(check: CheckResult, digest: Digest) -> Iteration:
         iteration=0,
         verdict=row_verdict(check),
         failures=failures_only(check),
-        errors=counts.errors if counts else 0,
+        errors=counts.errors if counts and check.cascade.workspace is None else 0,
         killed=len(failing.parsed.killed) if failing else 0,
         signature=digest.signature,
         digest_tokens=digest.tokens,
@@ -163,6 +166,8 @@ def failures_only(check: CheckResult) -> int:
     if failing is None:
         return 0
     counts = failing.parsed.counts
+    if check.cascade.workspace is not None:  # every failing package's, errors included
+        return failing_count(check)
     return counts.failed if counts.summary_seen else failing_count(check) - counts.errors
 
 
@@ -170,6 +175,12 @@ def failing_count(check: CheckResult) -> int:
     run = check.failing
     if run is None:
         return 0
+    if check.cascade.workspace is not None:  # a monorepo's: every failing package counts
+        return sum(_failing(r) for r in check.runs if r.verdict is not Verdict.GREEN)
+    return _failing(run)
+
+
+def _failing(run: StageRun) -> int:
     counts = run.parsed.counts
     return counts.failing if counts.summary_seen else len(run.parsed.errors) or 1
 

@@ -9,7 +9,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from greenloop import checkpoints, git, leftovers, record, rollback, signals, spend, squash, trust
+from greenloop import (
+    affected_step,
+    checkpoints,
+    git,
+    leftovers,
+    record,
+    rollback,
+    signals,
+    spend,
+    squash,
+    trust,
+)
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
 from greenloop.classify import Verdict
@@ -146,9 +157,11 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
     return (
         f"greenloop run {run_id} on branch {state.branch} ({state.initial_sha[:10]})\n"
         f"  verifier ({cascade.source}):\n{stages}\n"
-        f"  agent: {agent.name}: {agent.describe()}\n"
+        + _packages_line(cascade)
+        + f"  agent: {agent.name}: {agent.describe()}\n"
         f"  at most {plural(config.max_iters, 'iteration')} and {config.max_time:.0f} s; "
         f"on failure: {config.on_fail}\n"
+        + affected_step.plan_line(state, cascade, config.subset)
         + spend.plan_line(
             getattr(agent, "reports_usage", ""),
             max_cost=config.max_cost,
@@ -156,6 +169,15 @@ def plan(run_id: str, state: RepoState, cascade: Cascade, agent: Agent, config: 
         )
         + declared_line(config)
     )
+
+
+def _packages_line(cascade: Cascade) -> str:
+    """A monorepo's plan names its packages and which run when (issue 29)."""
+    if cascade.workspace is None:
+        return ""
+    from greenloop.packages import plan_line
+
+    return plan_line(cascade.workspace)
 
 
 def _enter(run: RunState, where: str) -> None:
@@ -576,10 +598,12 @@ def _iteration_row(
     return Iteration(
         iteration=n,
         verdict=row_verdict(check),
-        failures=counts.failed
+        failures=now_failing  # a monorepo's: every failing package's (issue 29)
+        if check.cascade.workspace is not None
+        else counts.failed
         if counts and counts.summary_seen
         else (now_failing if counts else 0),
-        errors=counts.errors if counts else 0,
+        errors=counts.errors if counts and check.cascade.workspace is None else 0,
         killed=len(failing.parsed.killed) if failing else 0,
         delta=(now_failing - (prev.failures + prev.errors))
         if prev is not None
@@ -597,6 +621,7 @@ def _iteration_row(
         usage=outcome.usage,
         summary=outcome.summary,
         subset=run.last_subset,
+        ran=run.last_ran,
     )
 
 
@@ -637,7 +662,8 @@ def _digest_history(run: RunState, check: CheckResult) -> History:
         times_seen=len(seen) + 1 if seen else 0,
         earlier_files=tuple(earlier),
         only_before_edits=bool(seen) and all(o.iteration == 0 for o in seen),
-        subset=run.last_subset,
+        # an affected packages' run names its stage (`cd packages/ui && npm test`): not a subset
+        subset=run.last_subset and not run.last_packages,
         flaky=tuple(run.flaky),
     )
 

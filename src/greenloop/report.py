@@ -177,11 +177,20 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
             {"name": s.name, "command": s.display, "why": s.why, "fix": s.fix}
             for s in cascade.stages
         ]
-        return json.dumps({"source": cascade.source, "stages": stages}, indent=2) + "\n"
+        shape: dict[str, Any] = {"source": cascade.source, "stages": stages}
+        if cascade.workspace is not None:  # issue 29: a monorepo's packages
+            from greenloop.packages import workspace_json
+
+            shape["workspace"] = workspace_json(cascade.workspace)
+        return json.dumps(shape, indent=2) + "\n"
     lines = [f"Verifier ({cascade.source}), fastest first:"]
     for i, s in enumerate(cascade.stages, 1):
         fixer = " [fixer: runs twice]" if s.fix else ""
         lines.append(f"  {i}. {s.name:<8} {s.display}{fixer}\n     why: {s.why}")
+    if cascade.workspace is not None:
+        from greenloop.packages import workspace_text
+
+        lines.append(workspace_text(cascade.workspace))
     return "\n".join(lines) + "\n"
 
 
@@ -270,7 +279,12 @@ def render_run_text(data: dict[str, Any]) -> str:
 
 def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     mark = " (rolled back)" if h["rolled_back"] else ""
-    mark += " (failing tests only)" if h.get("subset") else ""
+    if h.get("subset"):  # a monorepo's affected packages (issue 29), or the failing tests
+        mark += (
+            " (affected packages only)"
+            if "packages: " in h.get("ran", "")
+            else " (failing tests only)"
+        )
     commit = h["commit"][:10] or "no commit"
     files = ", ".join(h["files_changed"][:4])
     if h["verdict"] == "agent_failure":  # nothing was verified: no failing count
@@ -286,7 +300,8 @@ def _iteration_text(h: dict[str, Any], record_dir: str) -> list[str]:
     return [
         f"  iter {h['iteration']}: {h['verdict']}{mark}, {counted}"
         f"agent {h['agent_s']:.0f} s{_backoff(h)}, verify {h['verifier_s']:.1f} s, "
-        f"{commit} {files}".rstrip()
+        f"{commit} {files}".rstrip(),
+        *([f"    ran: {h['ran']}"] if h.get("ran") else []),
     ]
 
 

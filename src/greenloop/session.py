@@ -54,6 +54,10 @@ class RunState:
     """Tracked files seen edited while the agent was not running (another terminal)."""
     """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False
+    last_ran: str = ""
+    """What the last verification ran and why (``3 tests failing first: green; affected: …``)."""
+    last_packages: str = ""
+    """The packages the last verification ran first, and why (a monorepo's, issue 29)."""
     phase: Progress = field(default=lambda label: None)
     """Told when a phase begins (``baseline``, ``iter 2/5 · agent``): the live status line."""
     where: str = "baseline"

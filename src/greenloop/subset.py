@@ -6,7 +6,7 @@ arity we don't know, a failure that is not a test) gives ``None``: the caller ru
 Never guess: a wrong narrowing would hide failures, a missing one only costs time.
 
 - pytest: ``GREENLOOP_PYTEST_SELECT`` (node ids and test files, one a line) read by our plugin, which
-  deselects every other item: works for ``pytest``, ``python -m pytest`` and wrappers (``make test``,
+  collects only those files (issue 29: not the whole suite) and deselects every other item: works for ``pytest``, ``python -m pytest`` and wrappers (``make test``,
   ``tox``) alike, whatever paths the command names. Fail-fast: ``GREENLOOP_PYTEST_FAILFAST`` (``-x``).
 - unittest: ``python -m unittest -f <ids>`` (ids replace the names or plain discovery).
 - cargo: ``cargo test ... -- --exact <names>`` (libtest takes several filters after ``--``; cargo's
@@ -116,9 +116,7 @@ def _pytest(
     touched: tuple[str, ...],
     ff: bool,
 ) -> Subset | None:
-    text = stage.command if isinstance(stage.command, str) else " ".join(stage.command)
-    names = [os.path.basename(w) for w in text.split()]
-    if not ("pytest" in names or "py.test" in names or (names and names[0] in _PYTEST_RUNNERS)):
+    if not _reaches_plugin(stage):
         return None  # our plugin (and so the selection) would not reach this pytest
     files = python_files(touched_test_files(touched))
     select = "\n".join((*ids, *files))
@@ -126,6 +124,53 @@ def _pytest(
         return None
     env = ((SELECT_ENV, select), (FAILFAST_ENV, "1")) if ff else ((SELECT_ENV, select),)
     return Subset(stage=stage, env=env, ids=ids, files=files)
+
+
+def _reaches_plugin(stage: Stage) -> bool:
+    text = stage.command if isinstance(stage.command, str) else " ".join(stage.command)
+    names = [os.path.basename(w) for w in text.split()]
+    return "pytest" in names or "py.test" in names or bool(names and names[0] in _PYTEST_RUNNERS)
+
+
+def select(stage: Stage, tests: Sequence[str]) -> Subset | None:
+    """A pytest stage run on ``tests`` (node ids, whole test files) only: the affected step's
+    selection (issue 29). Too many ids for one environment string: their files (a superset)."""
+    if stage.fix or not tests or not _reaches_plugin(stage):
+        return None
+    chosen = "\n".join(tests)
+    if len(chosen.encode()) > MAX_SELECT_BYTES:
+        chosen = "\n".join(dict.fromkeys(t.split("::", 1)[0] for t in tests))
+    if len(chosen.encode()) > MAX_SELECT_BYTES:
+        return None
+    return Subset(stage=stage, env=((SELECT_ENV, chosen),), ids=tuple(tests))
+
+
+def related(stage: Stage, changed: Sequence[str]) -> Subset | None:
+    """jest ``--findRelatedTests`` / ``vitest related --run`` on the changed source and test files:
+    the runner's own dependency graph picks the tests (issue 29). Only for a direct command."""
+    argv = _words(stage)
+    files = [f for f in changed if _JS_SOURCE.search(f) and not f.startswith("-")]
+    if stage.fix or not argv or not files:
+        return None
+    prefix = 2 if os.path.basename(argv[0]) == "npx" else 1
+    name = os.path.basename(argv[prefix - 1]) if len(argv) >= prefix else ""
+    if name == "jest":
+        scanned = _scan(argv[prefix:], _JEST_VALUE, _JEST_BOOL)
+        if scanned is None:
+            return None
+        kept = _without(scanned[0], {"-t", "--testNamePattern"}, _JEST_VALUE)
+        extra = [] if "--passWithNoTests" in kept else ["--passWithNoTests"]
+        narrowed = [*argv[:prefix], *kept, *extra, "--findRelatedTests", *files]
+    elif name == "vitest" and argv[prefix : prefix + 1] == ["run"]:
+        scanned = _scan(argv[prefix + 1 :], _VITEST_VALUE, _VITEST_BOOL)
+        if scanned is None:
+            return None
+        kept = _without(scanned[0], {"-t", "--testNamePattern", "--run"}, _VITEST_VALUE)
+        extra = [] if "--passWithNoTests" in kept else ["--passWithNoTests"]
+        narrowed = [*argv[:prefix], "related", "--run", *kept, *extra, *files]
+    else:
+        return None
+    return Subset(stage=_with_argv(stage, narrowed), ids=tuple(files), files=tuple(files))
 
 
 # ---- unittest ----

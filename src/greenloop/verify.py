@@ -175,6 +175,8 @@ def run_stage(
     environ: Mapping[str, str] = os.environ,
     modules: frozenset[str] = frozenset(),
 ) -> StageRun:
+    if stage.cwd:  # a monorepo package's stage runs in its folder, as its tool expects (issue 29)
+        root, modules = root / stage.cwd, repo_modules(root / stage.cwd)
     env, removed = instrument.without_agent_markers(build_env(environ))
     rewritten: tuple[str, ...] = ()
     first: ProcessResult | None = None
@@ -199,6 +201,8 @@ def run_stage(
     )
     parsed = installed.own_copies(parsed, root, modules)
     verdict = classify(result, parsed, command=stage.display, repo_modules=modules, root=str(root))
+    if stage.cwd:
+        parsed = from_repo_root(parsed, stage.cwd, root)
     return StageRun(
         stage=stage,
         result=result,
@@ -207,6 +211,27 @@ def run_stage(
         rewritten=rewritten,
         env_removed=removed,
     )
+
+
+def from_repo_root(parsed: ParseResult, cwd: str, folder: Path) -> ParseResult:
+    """A package's tool names files from its folder: the digest (and the agent) reads them from
+    the repository's root (``packages/ui/src/x.ts:3``, not ``src/x.ts:3``). Test ids stay as the
+    tool gave them: a re-run of one test runs in the package's folder too."""
+
+    def rooted(path: str) -> str:
+        # only a file of the package (never node:internal/…, nor a name the tool made up)
+        inside = path and not os.path.isabs(path) and (folder / path).exists()
+        return f"{cwd}/{path}" if inside else path
+
+    failures = tuple(
+        replace(
+            f,
+            file=rooted(f.file),
+            frames=tuple(replace(fr, file=rooted(fr.file)) for fr in f.frames),
+        )
+        for f in parsed.failures
+    )
+    return replace(parsed, failures=failures)
 
 
 def _run_instrumented(

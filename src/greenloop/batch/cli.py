@@ -71,7 +71,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--batch-max-tokens", type=_positive_int, metavar="N", help="the same, in model tokens"
     )
-    p.add_argument("--subset", choices=("auto", "off"), help="failing-first re-runs (default auto)")
+    p.add_argument(
+        "--subset",
+        choices=("auto", "failing", "affected", "off"),
+        help="before the full gate: failing tests, then affected ones (default auto)",
+    )
     p.add_argument("--budget", type=_positive_int, help="digest budget in tokens")
     p.add_argument(
         "--on-fail",

@@ -6,7 +6,10 @@ library (no greenloop imports: it runs inside the user's interpreter). Every hoo
 errors, and it does nothing when ``GREENLOOP_PYTEST_REPORT_DIR`` is unset. It changes the run in
 two ways only: ``--lf`` and ``--sw`` are turned off (a partial run is no verification), and
 greenloop's failing-first run (issue 7) selects: ``GREENLOOP_PYTEST_SELECT`` (node ids and test
-files, one a line) deselects every other item and ``GREENLOOP_PYTEST_FAILFAST`` acts as ``-x``.
+files, one a line) replaces the paths pytest collects with those tests' files (so only they are
+imported, issue 29) and deselects every other item in them; ``GREENLOOP_PYTEST_FAILFAST`` acts as
+``-x``. ``GREENLOOP_PYTEST_COVERAGE`` (a folder) records, when coverage.py is importable and not
+already measuring, which of the project's files each test executes (greenloop's affected-tests map).
 A pytest session the tests start themselves (pytester in a plugin's suite, in process or as a
 subprocess, which inherits these variables) records and selects nothing: its failures are the
 test's fixtures, not the verification's.
@@ -30,6 +33,7 @@ import pytest
 ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
 ENV_SELECT = "GREENLOOP_PYTEST_SELECT"
 ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
+ENV_COVERAGE = "GREENLOOP_PYTEST_COVERAGE"
 ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 """``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
 (pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
@@ -37,7 +41,14 @@ MAX_TEXT = 8000
 MAX_LINE = 1000
 MAX_FRAMES = 40
 
-_state: dict[str, Any] = {"file": None, "frames": {}, "skip_dirs": (), "nested": set()}
+_state: dict[str, Any] = {
+    "file": None,
+    "frames": {},
+    "skip_dirs": (),
+    "nested": set(),
+    "cov": None,
+    "cov_files": {},
+}
 
 
 def _emit(record: dict[str, Any]) -> None:
@@ -89,6 +100,10 @@ def pytest_configure(config: Any) -> None:
     with contextlib.suppress(Exception):
         if os.environ.get(ENV_FAILFAST):
             config.option.maxfail = 1
+    with contextlib.suppress(Exception):
+        _collect_only_selected(config)
+    with contextlib.suppress(Exception):
+        _start_coverage(config)
     try:
         if not directory:
             return
@@ -112,6 +127,75 @@ def pytest_configure(config: Any) -> None:
         _state["file"] = None
 
 
+def _collect_only_selected(config: Any) -> None:
+    """The selection's files become pytest's arguments: a one-test run imports one module, not
+    the whole suite (which it then deselected). Entries whose file is gone are left to the
+    deselection (a renamed test: nothing of it runs, the gate's full run decides)."""
+    wanted = [w for w in os.environ.get(ENV_SELECT, "").split("\n") if w]
+    if not wanted:
+        return
+    bases = (str(config.rootpath), str(config.invocation_params.dir))
+    files: dict[str, None] = {}
+    for entry in wanted:
+        name = entry.split("::", 1)[0].split(" ", 1)[0]
+        found = [os.path.join(b, name) for b in bases if os.path.exists(os.path.join(b, name))]
+        if found:
+            files[os.path.normpath(found[0])] = None
+    if files:
+        config.args[:] = list(files)
+
+
+def _start_coverage(config: Any) -> None:
+    """Per-test coverage for the affected-tests map, in this process (each xdist worker too)."""
+    directory = os.environ.get(ENV_COVERAGE)
+    if not directory or _state["cov"] is not None:
+        return
+    import coverage  # the project's own: absent, there is no map (greenloop falls back)
+
+    if coverage.Coverage.current() is not None:
+        return  # pytest-cov or ``coverage run`` measures already: two tracers would fight
+    root = str(config.rootpath)
+    cov = coverage.Coverage(data_file=None, source=[root], branch=False, config_file=False)
+    cov.start()
+    _state["cov"] = cov
+    _state["cov_root"] = root
+
+
+def _coverage_switch(nodeid: str) -> None:
+    cov = _state["cov"]
+    if cov is not None and not _state["nested"]:
+        with contextlib.suppress(Exception):
+            cov.switch_context(nodeid)
+
+
+def _save_coverage(config: Any) -> None:
+    """``<dir>/map-<pid>.json``: test id -> the project files it executed (relative paths)."""
+    cov, _state["cov"] = _state["cov"], None
+    if cov is None:
+        return
+    cov.stop()
+    data = cov.get_data()
+    root = _state["cov_root"]
+    tests: dict[str, set[str]] = {}
+    for path in data.measured_files():
+        rel = os.path.relpath(path, root)
+        if rel.startswith(".."):
+            continue
+        for contexts in (data.contexts_by_lineno(path) or {}).values():
+            for context in contexts:
+                if context:
+                    tests.setdefault(context, set()).add(rel)
+    out = os.path.join(os.environ[ENV_COVERAGE], f"map-{os.getpid()}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump({"root": root, "tests": {k: sorted(v) for k, v in tests.items()}}, handle)
+    os.replace(out + ".tmp", out)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    _coverage_switch("")
+
+
 def _framework_dirs() -> tuple[str, ...]:
     dirs = []
     for name in ("_pytest", "pluggy"):
@@ -126,6 +210,8 @@ def pytest_unconfigure(config: Any) -> None:
     if id(config) in _state["nested"]:
         _state["nested"].discard(id(config))
         return
+    with contextlib.suppress(Exception):
+        _save_coverage(config)
     try:
         handle = _state["file"]
         _state["file"] = None
@@ -182,6 +268,7 @@ def pytest_collectreport(report: Any) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _coverage_switch(nodeid)  # setup, call and teardown: all of the test's
     with contextlib.suppress(Exception):
         _emit({"event": "start", "nodeid": nodeid})
 

@@ -6,7 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-RUN_OPTIONS = ("max_iters", "max_time", "timeout", "agent_timeout", "max_cost", "max_tokens")
+RUN_OPTIONS = (
+    "max_iters",
+    "max_time",
+    "timeout",
+    "agent_timeout",
+    "max_cost",
+    "max_tokens",
+    "subset",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,6 +60,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="run the tasks in a local process pool (default) or on Ray, as greenloop batch",
     )
     add_limits(p)
+    p.add_argument(
+        "--subset",
+        choices=("auto", "failing", "affected", "off"),
+        help="each task's loop: failing tests, then affected ones, before the gate (default auto)",
+    )
     p.add_argument(
         "--feedback",
         choices=("digest", "raw", "both"),

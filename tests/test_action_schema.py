@@ -57,10 +57,12 @@ def test_action_schema_refuses_a_composite_step_without_its_shell(tmp_path: Path
     assert "Schema validation errors were encountered" in out.stdout
 
 
-def test_action_installs_the_version_this_checkout_is() -> None:
+def test_action_installs_the_greenloop_of_the_ref_its_uses_line_pins() -> None:
+    """Not a PyPI name by default: the action's own checkout is the version `uses:` pinned, and a
+    package of that name on PyPI need not be this project's."""
     action = yaml.safe_load(ACTION.read_text())
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert action["inputs"]["greenloop-version"]["default"] == project["version"]
+    assert action["inputs"]["greenloop-version"]["default"] == "path:."
     assert f"greenloop=={project['version']}" in GITLAB_JOB.read_text()
 
 

@@ -26,9 +26,15 @@ def no_git_env(environ: Mapping[str, str] = os.environ) -> dict[str, str]:
 
 
 def git(
-    root: Path, *args: str, check: bool = True, environ: Mapping[str, str] | None = None
+    root: Path,
+    *args: str,
+    check: bool = True,
+    environ: Mapping[str, str] | None = None,
+    git_env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
-    env = no_git_env(os.environ if environ is None else environ)
+    """``git_env``: GIT_* variables set on purpose (an identity, a date), kept after the inherited
+    ones are dropped."""
+    env = no_git_env(os.environ if environ is None else environ) | dict(git_env or {})
     result = run_command(
         ("git", *args), cwd=root, timeout_s=GIT_TIMEOUT_S, env=env, stop_escaped=False, shown=False
     )

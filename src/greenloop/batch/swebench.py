@@ -292,7 +292,7 @@ def _build(item: Instance, mirror: Path, dest: Path) -> str:
     message = f"SWE-bench {item.instance_id}: the instance's test patch"
     git.git(
         dest, "commit", "-q", "--no-verify", "--allow-empty", "-m", message,
-        environ=git.no_git_env() | env,
+        git_env=env,
     )  # fmt: skip
     return ""
 

@@ -194,6 +194,11 @@ def _broke(history: Sequence[Observation], obs: Observation, limits: Limits) -> 
     )
     reason = f"declared pass-to-pass test {names} failed: a regression"
     note = f"it broke the declared pass-to-pass test {names}"
+    return _rolled_back(reason, note, limits)
+
+
+def _rolled_back(reason: str, note: str, limits: Limits) -> Decision:
+    """A regression: the edit rolled back, then the loop goes on or stops as configured."""
     if limits.on_regression == "continue":
         return Decision(
             action=Action.CONTINUE,
@@ -217,19 +222,7 @@ def _regression(
         return None
     reason = f"failures rose from {previous.failing} to {obs.failing}"
     note = f"it made failures rise from {previous.failing} to {obs.failing}"
-    if limits.on_regression == "continue":
-        return Decision(
-            action=Action.CONTINUE,
-            reason=reason + "; the edit was rolled back",
-            rollback=True,
-            note=note,
-        )
-    return _stop(
-        Result.REGRESSION,
-        reason + "; rolled back to the previous checkpoint",
-        rollback=True,
-        note=note,
-    )
+    return _rolled_back(reason, note, limits)
 
 
 def _stalled(history: Sequence[Observation], obs: Observation, limits: Limits) -> Decision | None:

@@ -13,7 +13,7 @@ import pytest
 
 from greenloop.config import Config
 from greenloop.detect.packages import Workspace, affected_cascade, find_workspace
-from greenloop.detect.stages import detect_cascade
+from greenloop.detect.sources import detect_cascade
 from greenloop.errors import FatalError
 
 REAL = Path(__file__).parent / "resources" / "workspaces"

@@ -7,10 +7,8 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-
-from greenloop.config import Config
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
 if TYPE_CHECKING:
@@ -81,52 +79,6 @@ def command_from_args(args: Sequence[str]) -> tuple[str, ...] | str:
     if len(args) == 1 and _SHELL_CHARS.search(args[0]):
         return args[0]
     return tuple(args)
-
-
-def detect_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> Cascade | None:
-    """The stages to run, by priority: command line, config, agent docs, detection."""
-    cascade = _find_cascade(root, config, command)
-    if cascade is None:
-        return None
-    return replace(cascade, stages=tuple(_limit_origin(s, config) for s in cascade.stages))
-
-
-def _find_cascade(root: Path, config: Config, command: Sequence[str]) -> Cascade | None:
-    if command:
-        stage = Stage(
-            name="verify", command=command_from_args(command), why="given on the command line"
-        )
-        return Cascade(stages=(stage,), source="command line")
-    if config.stages:
-        stages = tuple(
-            Stage(name=s.name, command=s.run, why="configured", fix=s.fix, timeout=s.timeout)
-            for s in config.stages
-        )
-        return Cascade(stages=stages, source="configuration")
-    documented = command_from_docs(root)
-    if documented:
-        return Cascade(stages=(documented,), source=documented.why)
-    monorepo = _workspace_cascade(root)
-    if monorepo is not None:
-        return monorepo
-    stages = detect_stages(root)
-    return Cascade(stages=stages, source="detected") if stages else None
-
-
-def _workspace_cascade(root: Path) -> Cascade | None:
-    """Every package's stages when ``root`` is a monorepo whose packages have verifiers."""
-    from greenloop.detect.packages import find_workspace, workspace_cascade
-
-    workspace = find_workspace(root)
-    return workspace_cascade(workspace) if workspace is not None else None
-
-
-def _limit_origin(stage: Stage, config: Config) -> Stage:
-    """Who set the limit the stage runs under: a timeout that is reached then says so, rather
-    than blame the code for a limit the user chose (issue 26)."""
-    if stage.timeout is not None:
-        return replace(stage, timeout_origin=f"stage {stage.name}'s timeout in {config.source}")
-    return replace(stage, timeout_origin=config.timeout_origin)
 
 
 def command_from_docs(root: Path) -> Stage | None:

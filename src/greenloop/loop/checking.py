@@ -11,7 +11,8 @@ from pathlib import Path
 
 from greenloop import signals
 from greenloop.config import Config, load_config
-from greenloop.detect.stages import Cascade, detect_cascade
+from greenloop.detect.sources import detect_cascade
+from greenloop.detect.stages import Cascade
 from greenloop.errors import FatalError
 from greenloop.verify import cache as verify_cache
 

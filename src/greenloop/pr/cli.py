@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 MODES = ("push", "pr", "suggest")
-RUN_FLAGS = ("agent", "max_iters", "max_time", "max_cost", "max_tokens", "timeout")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from greenloop.loop.history import LoopResult
 from greenloop.loop.policy import Result
-from greenloop.pr import Action
 from greenloop.pr.forge import COMMENT_MARKER, PrContext
+from greenloop.pr.result import Action
 
 MAX_DIFF = 40_000  # the suggested diff's share of a comment (GitHub caps a body at 65,536)
 NOT_PUSHED = {

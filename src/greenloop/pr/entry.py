@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from greenloop.errors import FatalError
-from greenloop.pr import Action, PrResult
-from greenloop.pr.cli import RUN_FLAGS
 from greenloop.pr.forge import Forge, PrContext
+from greenloop.pr.result import Action, PrResult
 from greenloop.redact import redact
 
 CLIENTS = {"github": "greenloop.pr.github", "gitlab": "greenloop.pr.gitlab"}
+RUN_FLAGS = ("agent", "max_iters", "max_time", "max_cost", "max_tokens", "timeout")
 
 
 def main(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> int:

@@ -15,10 +15,10 @@ from greenloop.loop.history import LoopResult
 from greenloop.loop.loop import run_loop
 from greenloop.loop.policy import Result
 from greenloop.loop.session import Progress
-from greenloop.pr import Action, PrResult
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
 from greenloop.pr.comment import comment_body, pr_view
 from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
+from greenloop.pr.result import Action, PrResult
 from greenloop.redact import redact
 from greenloop.report import render as report
 

@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from greenloop.classify import Verdict, classify
+from greenloop.classify import classify
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.parsers.model import Failure, ParseResult
 from greenloop.process import ProcessResult
+from greenloop.verdict import Verdict
 
 REAL = Path(__file__).parent / "resources" / "real"
 

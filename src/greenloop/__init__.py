@@ -22,7 +22,7 @@ _EXPORTS = {
     "AgentRequest": "greenloop.agents.base",
     "AgentOutcome": "greenloop.agents.base",
     "Result": "greenloop.policy",
-    "Verdict": "greenloop.classify",
+    "Verdict": "greenloop.verdict",
     "FatalError": "greenloop.errors",
     "run_batch": "greenloop.batch.run",
     "BatchResult": "greenloop.batch.run",

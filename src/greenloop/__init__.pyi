@@ -5,7 +5,6 @@ from greenloop.agents.base import AgentRequest as AgentRequest
 from greenloop.batch.run import BatchResult as BatchResult
 from greenloop.batch.run import run_batch as run_batch
 from greenloop.checking import check as check
-from greenloop.classify import Verdict as Verdict
 from greenloop.config import Config as Config
 from greenloop.config import StageSpec as StageSpec
 from greenloop.errors import FatalError as FatalError
@@ -13,5 +12,6 @@ from greenloop.history import Iteration as Iteration
 from greenloop.history import LoopResult as LoopResult
 from greenloop.loop import run_loop as run_loop
 from greenloop.policy import Result as Result
+from greenloop.verdict import Verdict as Verdict
 
 __version__: str

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop import affected, cachedir, git, subset
-from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.preflight import RepoState
 from greenloop.session import RunState
+from greenloop.verdict import Verdict
 from greenloop.verify import CheckResult
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from greenloop.classify import Verdict, worst
 from greenloop.parsers.model import Kind
+from greenloop.verdict import Verdict, worst
 from greenloop.verify import CheckResult, StageRun
 
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from greenloop import affected_step, subset
-from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
 from greenloop.parsers.model import Failure
 from greenloop.session import RunState
+from greenloop.verdict import Verdict
 from greenloop.verify import CheckResult, StageRun, run_cascade, run_cascade_parallel, run_stage
 
 TYPE_CHECKING = False

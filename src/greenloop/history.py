@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from greenloop import trust
 from greenloop.acceptance import Acceptance
 from greenloop.agents.base import Usage
-from greenloop.classify import Verdict, runs_tests
 from greenloop.digest import Digest
 from greenloop.policy import Result
+from greenloop.verdict import Verdict, runs_tests
 from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import verifier_state
 

@@ -23,7 +23,6 @@ from greenloop import (
 )
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.checking import resolve_cascade
-from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.detect import Cascade
 from greenloop.digest import Digest, History, build_digest, signatures_of
@@ -44,6 +43,7 @@ from greenloop.policy import Action, Decision, Limits, Observation, Result, deci
 from greenloop.preflight import RepoState, note_by_products, preflight
 from greenloop.session import Progress, RunState
 from greenloop.spend import over_budget, spent_of
+from greenloop.verdict import Verdict
 from greenloop.verify import CheckResult, StageRun
 from greenloop.wording import plural, verifier_state
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from greenloop.classify import Verdict
+from greenloop.verdict import Verdict
 from greenloop.wording import plural
 
 

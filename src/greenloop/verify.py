@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop import git, instrument
-from greenloop.classify import Classification, Verdict, classify, runs_tests, worst
+from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
 from greenloop.process import ProcessResult, build_env, run_command, stop_running
+from greenloop.verdict import Classification, Verdict, runs_tests, worst
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

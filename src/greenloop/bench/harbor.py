@@ -31,11 +31,11 @@ from typing import Any
 from greenloop import git
 from greenloop.bench import seed
 from greenloop.bench.mutate import Mutant
-from greenloop.classify import Verdict
 from greenloop.config import Config, load_config
 from greenloop.errors import FatalError
 from greenloop.redact import redact
 from greenloop.trust import is_test_path
+from greenloop.verdict import Verdict
 
 FORMAT = "harbor"
 REWARD_DIR = "/logs/verifier"

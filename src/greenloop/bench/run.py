@@ -13,9 +13,9 @@ from greenloop import git
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import Mutant
 from greenloop.bench.names import agent_names
-from greenloop.classify import Verdict
 from greenloop.config import load_config
 from greenloop.errors import FatalError
+from greenloop.verdict import Verdict
 
 BENCH = "bench.json"
 ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}

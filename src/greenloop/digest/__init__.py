@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.anchor import parse_diff
-from greenloop.classify import Verdict
 from greenloop.digest.budget import (
     CHARS_PER_TOKEN,
     DEFAULT_BUDGET,
@@ -29,6 +28,7 @@ from greenloop.digest.layout import History, header, last_lines, primary, sectio
 from greenloop.parsers.generic import rstrip_lines
 from greenloop.parsers.model import Failure
 from greenloop.redact import redact
+from greenloop.verdict import Verdict
 from greenloop.verify import CheckResult, StageRun
 
 __all__ = [

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from greenloop.anchor import EditAnchor
-from greenloop.classify import Verdict, runs_tests
 from greenloop.digest.budget import Section
 from greenloop.digest.clusters import common_spot, render_others, shared_location
 from greenloop.digest.declared import declared_install
@@ -16,6 +15,7 @@ from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.digest.values import direct_ids
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
 from greenloop.parsers.model import Counts, Failure, Kind
+from greenloop.verdict import Verdict, runs_tests
 from greenloop.verify import CheckResult, StageRun
 
 TAIL_LINES = 40

@@ -175,8 +175,8 @@ def decide(
     now: float | None = None,
 ) -> tuple[HookReply, HookState]:
     """Pure: the verdict and the session's state -> allow, tell the user, or block."""
-    from greenloop.classify import Verdict
     from greenloop.report import VERDICT_WORDS
+    from greenloop.verdict import Verdict
 
     ended = replace(state, ended=True)
     verdict = result.verdict

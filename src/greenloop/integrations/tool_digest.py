@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from greenloop.classify import Verdict, classify
+from greenloop.classify import classify
 from greenloop.config import load_config
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
@@ -24,6 +24,7 @@ from greenloop.integrations.tool_hosts import ToolCall
 from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.process import ProcessResult, strip_ansi
 from greenloop.redact import redact
+from greenloop.verdict import Verdict
 from greenloop.verify import CheckResult, StageRun, repo_modules
 
 KEEP = 20

@@ -1,7 +1,7 @@
 """Fact retention and size of greenloop's digest vs the anchors' truncation strategies (issue 3).
 
 Corpus: every failing case (exit code != 0) in tests/resources/outputs/<tool>/<case>.json, real tool
-output captured by scripts/capture_outputs.py, with ground-truth facts declared next to each case.
+output captured by scripts/capture_outputs/, with ground-truth facts declared next to each case.
 Facts checked (those in ``facts_unverified`` are excluded): the first failing id, the error type,
 the message substring, and the frame ``path:LINE`` (its file basename and line on one line is enough:
 ``c.py:6`` or ``File ".../c.py", line 6``).

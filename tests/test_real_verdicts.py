@@ -1,6 +1,6 @@
 """Verdicts on REAL output: the runners whose verdicts were wrong (issue 10), on captured runs.
 
-Cases come from scripts/capture_outputs.py (small projects, tests/resources/outputs) and
+Cases come from scripts/capture_outputs/ (small projects, tests/resources/outputs) and
 scripts/capture_verdict_cases.py (open-source projects, tests/resources/real); their facts come
 from the runner's own structured report, never from greenloop's parsers.
 """

@@ -36,12 +36,12 @@ import digest_scoring as scoring
 from _harness import HEADER, REPO, machine, row, today, verdict
 from digest_scoring import BASELINES, Case, Score, facts_of, found, greenloop_digest, tokens
 
-from greenloop.classify import classify
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import ProcessResult
-from greenloop.verify import CheckResult, StageRun
+from greenloop.processes.process import ProcessResult
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import classify
 
 CORPUS = REPO / "tests" / "resources" / "outputs"
 GOAL_RETENTION, GOAL_MEDIAN_TOKENS, GOAL_50MB_S = 0.97, 400, 1.0

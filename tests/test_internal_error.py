@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from greenloop.classify import classify
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import run_command
-from greenloop.verdict import Verdict
+from greenloop.processes.process import run_command
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 from test_conformance import check
 
 REAL = Path(__file__).parent / "resources" / "real"

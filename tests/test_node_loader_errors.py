@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from greenloop.classify import classify
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.parsers.model import Failure, ParseResult
-from greenloop.process import ProcessResult
-from greenloop.verdict import Verdict
+from greenloop.processes.process import ProcessResult
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 
 REAL = Path(__file__).parent / "resources" / "real"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from greenloop.policy import Action, Limits, Observation, Result, decide
-from greenloop.verdict import Verdict
+from greenloop.loop.policy import Action, Limits, Observation, Result, decide
+from greenloop.verify.verdict import Verdict
 
 A = frozenset({"a"})
 B = frozenset({"b"})

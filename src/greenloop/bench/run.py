@@ -15,7 +15,7 @@ from greenloop.bench.mutate import Mutant
 from greenloop.bench.names import agent_names
 from greenloop.config import load_config
 from greenloop.errors import FatalError
-from greenloop.verdict import Verdict
+from greenloop.verify.verdict import Verdict
 
 BENCH = "bench.json"
 ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}
@@ -42,7 +42,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Seed ``mutants`` bugs, run every agent on each under each feedback arm; write bench.json."""
     from greenloop.batch.run import run_batch
-    from greenloop.checking import check, resolve_cascade
+    from greenloop.loop.checking import check, resolve_cascade
 
     root = Path(repo).resolve()
     out = Path(out).resolve()

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts" / "conformance"))
 import common
-import digest as base
+import digest_scoring as base
 from _harness import PYTHON, REPO
 
 REAL = REPO / "tests" / "resources" / "real"

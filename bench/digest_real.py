@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import digest as base
+import digest_scoring as base
 from _harness import REPO
 
 from greenloop.processes.process import strip_ansi

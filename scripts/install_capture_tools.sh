@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the real tools that scripts/capture_outputs.py drives.
+# Install the real tools that scripts/capture_outputs (python3 scripts/capture_outputs) drives.
 # Everything goes either in Debian packages (apt) or under /tmp/glcap-tools
 # (a Python venv and an npm prefix), never into the system Python.
 #

@@ -21,7 +21,8 @@ import pytest
 
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.processes.process import run_command
-from greenloop.verify.classify import Verdict, classify
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 from test_conformance import check
 
 REAL = Path(__file__).parent / "resources" / "real"

@@ -16,7 +16,8 @@ from typing import Any
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.parsers.model import Failure, ParseResult
 from greenloop.processes.process import ProcessResult
-from greenloop.verify.classify import Verdict, classify
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 
 REAL = Path(__file__).parent / "resources" / "real"
 

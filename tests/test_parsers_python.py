@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from case_files import project_root
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output, parser_for
-from greenloop.parsers import pytest as pytest_parser
+from greenloop.parsers import pytest_counts as pytest_parser
 from greenloop.parsers.model import Failure, Kind
 from greenloop.processes.process import ProcessResult
-from greenloop.verify.classify import Verdict, classify
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 
 # Catastrophic regex backtracking would take minutes: fail instead of hanging CI.
 HANG_GUARD_S = 30.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from greenloop.loop.policy import Action, Limits, Observation, Result, decide
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 A = frozenset({"a"})
 B = frozenset({"b"})

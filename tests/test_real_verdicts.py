@@ -1,6 +1,6 @@
 """Verdicts on REAL output: the runners whose verdicts were wrong (issue 10), on captured runs.
 
-Cases come from scripts/capture_outputs.py (small projects, tests/resources/outputs) and
+Cases come from scripts/capture_outputs/ (small projects, tests/resources/outputs) and
 scripts/capture_verdict_cases.py (open-source projects, tests/resources/real); their facts come
 from the runner's own structured report, never from greenloop's parsers.
 """
@@ -24,7 +24,8 @@ from greenloop.parsers.model import Failure, Kind
 from greenloop.processes.process import ProcessResult, run_command
 from greenloop.report.render import check_json
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict, classify
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 
 RESOURCES = Path(__file__).parent / "resources"
 REAL_CASES = (

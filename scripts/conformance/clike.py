@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from edit import Edit
+
 # the tokenizer lives in the product (greenloop bench seeds bugs with it too)
 from greenloop.bench.tokens import LANGS, Token, code_tokens, is_directive, library_lines
 
@@ -177,10 +179,8 @@ def handles(name: str) -> bool:
     return Path(name).suffix in EXTENSIONS
 
 
-def sites(source: str, kind: str, *, name: str) -> list[object]:
-    """``mutate.Edit`` per line with a candidate of ``kind``: the first one on the line."""
-    from mutate import Edit  # mutate imports this module
-
+def sites(source: str, kind: str, *, name: str) -> list[Edit]:
+    """An ``Edit`` per line with a candidate of ``kind``: the first one on the line."""
     lang = EXTENSIONS[Path(name).suffix]
     if kind == "bad_import":  # a load-time failure: the module is not found
         return [Edit(line=n, before=b, after=a) for n, b, a in _import_sites(source, lang)]

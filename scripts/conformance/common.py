@@ -34,7 +34,7 @@ WORK = Path(os.environ.get("GLREAL_ROOT", "/tmp/glreal"))
 VENVS = Path(os.environ.get("GLREAL_VENVS", "/tmp/glreal-venv"))
 MIRROR = Path(os.environ.get("GLREAL_MIRROR", "/work/.mirror"))
 
-# The same environment as scripts/capture_outputs.py: no colours, no TTY, no inherited test options.
+# The same environment as scripts/capture_outputs/: no colours, no TTY, no inherited test options.
 FORCED_ENV = {
     "NO_COLOR": "1",
     "CARGO_TERM_COLOR": "never",

@@ -22,21 +22,14 @@ from __future__ import annotations
 import ast
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import clike
+from edit import Edit
 
 FLIP = {
     "==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">",
     "in": "not in", "not in": "in", "is": "is not", "is not": "is",
 }  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Edit:
-    line: int
-    before: str
-    after: str
 
 
 def _span(line: str, start: int, end: int) -> tuple[int, int]:

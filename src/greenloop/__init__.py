@@ -22,7 +22,7 @@ _EXPORTS = {
     "AgentRequest": "greenloop.agents.base",
     "AgentOutcome": "greenloop.agents.base",
     "Result": "greenloop.loop.policy",
-    "Verdict": "greenloop.verify.classify",
+    "Verdict": "greenloop.verify.verdict",
     "FatalError": "greenloop.errors",
     "run_batch": "greenloop.batch.run",
     "BatchResult": "greenloop.batch.run",

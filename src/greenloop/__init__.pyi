@@ -12,6 +12,6 @@ from greenloop.loop.history import Iteration as Iteration
 from greenloop.loop.history import LoopResult as LoopResult
 from greenloop.loop.loop import run_loop as run_loop
 from greenloop.loop.policy import Result as Result
-from greenloop.verify.classify import Verdict as Verdict
+from greenloop.verify.verdict import Verdict as Verdict
 
 __version__: str

@@ -35,7 +35,7 @@ from greenloop.config import Config, load_config
 from greenloop.errors import FatalError
 from greenloop.loop.trust import is_test_path
 from greenloop.redact import redact
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 FORMAT = "harbor"
 REWARD_DIR = "/logs/verifier"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from greenloop.bench.report import (
+from greenloop.bench.table import (
     COLUMNS,
     Curve,
     columns,

@@ -15,7 +15,7 @@ from greenloop.bench.mutate import Mutant
 from greenloop.bench.names import agent_names
 from greenloop.config import load_config
 from greenloop.errors import FatalError
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 BENCH = "bench.json"
 ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}

@@ -18,7 +18,7 @@ from greenloop.bench import sources
 from greenloop.bench.mutate import Mutant, draw
 from greenloop.config import Config
 from greenloop.errors import FatalError
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 SETUP_TIMEOUT_S = 1800.0
 FIXED_DATE = "2000-01-01T00:00:00+00:00"  # same seed, same commit: the id never says when

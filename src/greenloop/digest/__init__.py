@@ -29,7 +29,7 @@ from greenloop.parsers.generic import rstrip_lines
 from greenloop.parsers.model import Failure
 from greenloop.redact import redact
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 __all__ = [
     "DEFAULT_BUDGET",

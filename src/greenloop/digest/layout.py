@@ -16,7 +16,7 @@ from greenloop.digest.values import direct_ids
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
 from greenloop.parsers.model import Counts, Failure, Kind
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict, runs_tests
+from greenloop.verify.verdict import Verdict, runs_tests
 
 TAIL_LINES = 40
 FIRST_WINDOW = 15

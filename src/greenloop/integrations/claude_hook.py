@@ -176,7 +176,7 @@ def decide(
 ) -> tuple[HookReply, HookState]:
     """Pure: the verdict and the session's state -> allow, tell the user, or block."""
     from greenloop.report.render import VERDICT_WORDS
-    from greenloop.verify.classify import Verdict
+    from greenloop.verify.verdict import Verdict
 
     ended = replace(state, ended=True)
     verdict = result.verdict

@@ -24,7 +24,8 @@ from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.processes.process import ProcessResult, strip_ansi
 from greenloop.redact import redact
 from greenloop.verify.cascade import CheckResult, StageRun, repo_modules
-from greenloop.verify.classify import Verdict, classify
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Verdict
 
 KEEP = 20
 """Saved outputs kept per repository; older ones are pruned."""

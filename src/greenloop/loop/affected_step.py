@@ -14,7 +14,7 @@ from greenloop.loop.preflight import RepoState
 from greenloop.loop.session import RunState
 from greenloop.verify import affected, subset
 from greenloop.verify.cascade import CheckResult
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,8 +20,8 @@ from greenloop.verify.cascade import (
     run_cascade_parallel,
     run_stage,
 )
-from greenloop.verify.classify import Verdict
 from greenloop.verify.flaky import failing_test_ids, flipped, without_flaky
+from greenloop.verify.verdict import Verdict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from greenloop.loop.policy import Result
 from greenloop.report.wording import verifier_state
 from greenloop.verify.acceptance import Acceptance
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict, runs_tests
+from greenloop.verify.verdict import Verdict, runs_tests
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,7 +44,7 @@ from greenloop.loop.spend import over_budget, spent_of
 from greenloop.processes.orphans import describe
 from greenloop.report.wording import plural, verifier_state
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from greenloop.report.wording import plural
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 
 class Result(StrEnum):

@@ -14,7 +14,8 @@ from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
 from greenloop.processes.process import ProcessResult, build_env, run_command, stop_running
 from greenloop.verify import instrument
-from greenloop.verify.classify import Classification, Verdict, classify, runs_tests, worst
+from greenloop.verify.classify import classify
+from greenloop.verify.verdict import Classification, Verdict, runs_tests, worst
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from greenloop.parsers.model import Kind
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict, worst
+from greenloop.verify.verdict import Verdict, worst
 
 
 def failing_test_ids(run: StageRun | None) -> tuple[str, ...]:

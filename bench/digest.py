@@ -43,7 +43,8 @@ from greenloop.classify import classify
 from greenloop.detect import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, installed, parse_output
-from greenloop.process import ProcessResult, strip_ansi
+from greenloop.process import ProcessResult
+from greenloop.process_capture import strip_ansi
 from greenloop.verify import CheckResult, StageRun, repo_modules
 
 CORPUS = REPO / "tests" / "resources" / "outputs"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from greenloop.digest import build_digest, estimate_tokens
-from greenloop.process import strip_ansi
+from greenloop.process_capture import strip_ansi
 from greenloop.verify import CheckResult
 from test_digest import REAL
 from test_digest import load as load_case

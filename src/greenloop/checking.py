@@ -43,7 +43,7 @@ def _log_executables(root: Path, cascade: Cascade) -> None:
         return
     import logging
 
-    from greenloop.process import executable_of, resolve_executable
+    from greenloop.executables import executable_of, resolve_executable
 
     log = logging.getLogger("greenloop")
     if log.isEnabledFor(logging.INFO):

@@ -13,7 +13,8 @@ from greenloop.classify import Classification, Verdict, classify, runs_tests, wo
 from greenloop.detect import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
-from greenloop.process import ProcessResult, build_env, run_command, stop_running
+from greenloop.process import ProcessResult, build_env, run_command
+from greenloop.process_groups import stop_running
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

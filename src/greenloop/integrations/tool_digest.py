@@ -22,7 +22,8 @@ from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.process import ProcessResult, strip_ansi
+from greenloop.process import ProcessResult
+from greenloop.process_capture import strip_ansi
 from greenloop.redact import redact
 from greenloop.verify import CheckResult, StageRun, repo_modules
 

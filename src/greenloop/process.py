@@ -191,7 +191,6 @@ def run_command(
     ``shown``: its output reaches the live display (``watch_output``); git's own calls, which
     are greenloop's bookkeeping and not the work being watched, pass False.
     """
-    via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
     tag, env = _arm_escapes(env) if stop_escaped else ("", env)
     started_at, start = time.time(), now()
@@ -204,13 +203,7 @@ def run_command(
         groups.add(proc.pid)
     try:
         signals.deliver(pending)  # a Ctrl-C held during the launch lands here, inside the try
-        out, err, merged, timed_out = _pump(
-            proc, start + timeout_s, now, _WATCHERS if shown else ()
-        )
-        if timed_out:
-            _terminate(proc)
-        elif proc.poll() is None or _group_alive(proc):
-            _finish_leftovers(proc, start + timeout_s, now)
+        captured = _collect(proc, start + timeout_s, now, _WATCHERS if shown else ())
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the whole group goes with us
         with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
             _terminate(proc)
@@ -224,6 +217,49 @@ def run_command(
         groups.discard(proc.pid)
     returncode = proc.wait()
     escaped = _stop_escaped(tag, proc)
+    return _result(
+        argv,
+        returncode,
+        captured,
+        via_shell=isinstance(command, str),
+        timeout_s=timeout_s,
+        duration_s=now() - start,
+        started_at=started_at,
+        escaped=escaped,
+        redacted=redacted,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    now: Callable[[], float],
+    watchers: Sequence[Callable[[bytes], None]],
+) -> tuple[Capped, Capped, Capped, bool]:
+    """Read the output until EOF or the deadline; then kill the group on a timeout, or bound
+    what the command leaves running."""
+    out, err, merged, timed_out = _pump(proc, deadline, now, watchers)
+    if timed_out:
+        _terminate(proc)
+    elif proc.poll() is None or _group_alive(proc):
+        _finish_leftovers(proc, deadline, now)
+    return out, err, merged, timed_out
+
+
+def _result(
+    argv: tuple[str, ...],
+    returncode: int,
+    captured: tuple[Capped, Capped, Capped, bool],
+    *,
+    via_shell: bool,
+    timeout_s: float,
+    duration_s: float,
+    started_at: float,
+    escaped: tuple[Escaped, ...],
+    redacted: bool,
+) -> ProcessResult:
+    """What ``run_command`` returns for a command that ran (and ended, or was killed)."""
+    out, err, merged, timed_out = captured
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
         sig = signal.SIGTERM.value
@@ -233,7 +269,7 @@ def run_command(
         signal=sig,
         timed_out=timed_out,
         limit_s=timeout_s if timed_out else None,
-        duration_s=now() - start,
+        duration_s=duration_s,
         stdout=out.text(redacted=redacted),
         stderr=err.text(redacted=redacted),
         merged=merged.text(redacted=redacted),

@@ -13,7 +13,8 @@ import pytest
 from greenloop.detect import Stage
 from greenloop.parsers.model import Failure, Kind
 from greenloop.process import run_command
-from greenloop.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
+from greenloop.subset import FAILFAST_ENV, SELECT_ENV, narrow, touched_test_files
+from greenloop.subset_argv import Subset
 from greenloop.verify import StageRun, run_stage
 
 PY = sys.executable

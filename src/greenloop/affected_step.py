@@ -13,6 +13,7 @@ from greenloop.classify import Verdict
 from greenloop.detect import Cascade, Stage
 from greenloop.preflight import RepoState
 from greenloop.session import RunState
+from greenloop.subset_argv import Subset
 from greenloop.verify import CheckResult
 
 
@@ -20,7 +21,7 @@ from greenloop.verify import CheckResult
 class Plan:
     """The affected step of one iteration: a narrowed stage, or why there is none."""
 
-    subset: subset.Subset | None
+    subset: Subset | None
     reason: str
 
 

@@ -14,6 +14,7 @@ from greenloop.detect import Cascade, Stage
 from greenloop.flaky import failing_test_ids, flipped, without_flaky
 from greenloop.parsers.model import Failure
 from greenloop.session import RunState
+from greenloop.subset_argv import Subset
 from greenloop.verify import CheckResult, StageRun, run_cascade, run_cascade_parallel, run_stage
 
 TYPE_CHECKING = False
@@ -121,7 +122,7 @@ def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) ->
     return part
 
 
-def _subset_plan(run: RunState, files: tuple[str, ...]) -> subset.Subset | None:
+def _subset_plan(run: RunState, files: tuple[str, ...]) -> Subset | None:
     last = run.last_check
     if run.config.subset not in ("auto", "failing") or last is None:
         return None
@@ -180,7 +181,7 @@ def _tests(n: int) -> str:
     return f"{n} test{'' if n == 1 else 's'}"
 
 
-def _run_subset(run: RunState, plan: subset.Subset, *, timeout: float | None = None) -> CheckResult:
+def _run_subset(run: RunState, plan: Subset, *, timeout: float | None = None) -> CheckResult:
     started = time.monotonic()
     stage_run = _run_one(run, plan.stage, plan.env, timeout)
     cascade = Cascade(stages=(plan.stage,), source="failing-first")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.detect import Cascade, Stage, command_from_docs, detect_stages
-from greenloop.manifests import Member, read_workspaces
+from greenloop.manifests import read_workspaces
+from greenloop.manifests_shared import Member
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import digest_scoring as base
 from _harness import REPO
 
-from greenloop.processes.process import strip_ansi
+from greenloop.processes.process_capture import strip_ansi
 
 REAL = REPO / "tests" / "resources" / "real"
 PEER = "pytest-receptor"

@@ -17,7 +17,8 @@ from case_files import project_root  # a case's repository files, as the conform
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, installed, parse_output
-from greenloop.processes.process import ProcessResult, strip_ansi
+from greenloop.processes.process import ProcessResult
+from greenloop.processes.process_capture import strip_ansi
 from greenloop.verify.cascade import CheckResult, StageRun, repo_modules
 from greenloop.verify.classify import classify
 

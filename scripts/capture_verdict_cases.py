@@ -84,7 +84,7 @@ def run_to_files(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.
             timeout=600, check=False,
         ).returncode  # fmt: skip
     # eslint-formatter-pretty pads every row to ~500 columns: stored as greenloop reads it, without
-    # a line's closing 16+ spaces (process._PADDING), 150 KB instead of 1.5 MB
+    # a line's closing 16+ spaces (process_capture._PADDING), 150 KB instead of 1.5 MB
     texts = [re.sub(r"[ \t]{16,}(?=\r?\n)", "", p.read_text(errors="replace")) for p in (out, err)]
     out.unlink()
     err.unlink()

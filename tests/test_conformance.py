@@ -24,7 +24,8 @@ from case_files import project_root
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, installed, parse_output
-from greenloop.processes.process import ProcessResult, strip_ansi
+from greenloop.processes.process import ProcessResult
+from greenloop.processes.process_capture import strip_ansi
 from greenloop.report.render import check_json
 from greenloop.verify.cascade import CheckResult, StageRun
 from greenloop.verify.classify import classify

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from cli_process import alive
-from greenloop.processes.process import build_env, run_command, strip_ansi, watch_output
+from greenloop.processes.process import build_env, run_command, watch_output
+from greenloop.processes.process_capture import strip_ansi
 
 PY = sys.executable
 HANG_GUARD_S = 30.0

@@ -14,7 +14,8 @@ from greenloop.detect.stages import Stage
 from greenloop.parsers.model import Failure, Kind
 from greenloop.processes.process import run_command
 from greenloop.verify.cascade import StageRun, run_stage
-from greenloop.verify.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
+from greenloop.verify.subset import FAILFAST_ENV, SELECT_ENV, narrow, touched_test_files
+from greenloop.verify.subset_argv import Subset
 
 PY = sys.executable
 

@@ -55,7 +55,7 @@ DROPPED_ENV = {
     "MYPY_CACHE_DIR", "PYTHONSTARTUP", "PYTHONUNBUFFERED", "GITHUB_ACTIONS", "TF_BUILD",
     "JEST_WORKER_ID", "RUST_BACKTRACE", "RUST_LIB_BACKTRACE", "LC_ALL", "LC_MESSAGES", "LANGUAGE",
 }  # fmt: skip
-HEAD_CAP, TAIL_CAP = 64 * 1024, 512 * 1024  # greenloop's own process.py cap
+HEAD_CAP, TAIL_CAP = 64 * 1024, 512 * 1024  # greenloop's own process_capture.py cap
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "corpus",
@@ -289,7 +289,7 @@ def tool_version(runner: Runner, cwd: Path, env: dict[str, str]) -> str:
 
 
 def cap(text: str) -> str:
-    """Head 64 KiB + tail 512 KiB, as greenloop's process.py keeps them."""
+    """Head 64 KiB + tail 512 KiB, as greenloop's process_capture.py keeps them."""
     data = text.encode("utf-8")
     if len(data) <= HEAD_CAP + TAIL_CAP:
         return text

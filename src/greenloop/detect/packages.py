@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from greenloop.detect.manifests import Member, read_workspaces
+from greenloop.detect.manifests import read_workspaces
+from greenloop.detect.manifests_shared import Member
 from greenloop.detect.stages import Cascade, Stage, command_from_docs, detect_stages
 
 

@@ -3,7 +3,7 @@ the verifier's output as it came, ANSI stripped, cut to its first and last 5 000
 
 from __future__ import annotations
 
-from greenloop.processes.process import strip_ansi
+from greenloop.processes.process_capture import strip_ansi
 from greenloop.verify.cascade import CheckResult
 
 KEEP_CHARS = 5000

@@ -21,7 +21,8 @@ from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.processes.process import ProcessResult, strip_ansi
+from greenloop.processes.process import ProcessResult
+from greenloop.processes.process_capture import strip_ansi
 from greenloop.redact import redact
 from greenloop.verify.cascade import CheckResult, StageRun, repo_modules
 from greenloop.verify.classify import classify

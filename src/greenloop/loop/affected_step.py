@@ -14,6 +14,7 @@ from greenloop.loop.preflight import RepoState
 from greenloop.loop.session import RunState
 from greenloop.verify import affected, subset
 from greenloop.verify.cascade import CheckResult
+from greenloop.verify.subset_argv import Subset
 from greenloop.verify.verdict import Verdict
 
 
@@ -21,7 +22,7 @@ from greenloop.verify.verdict import Verdict
 class Plan:
     """The affected step of one iteration: a narrowed stage, or why there is none."""
 
-    subset: subset.Subset | None
+    subset: Subset | None
     reason: str
 
 

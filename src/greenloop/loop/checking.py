@@ -45,7 +45,7 @@ def _log_executables(root: Path, cascade: Cascade) -> None:
         return
     import logging
 
-    from greenloop.processes.process import executable_of, resolve_executable
+    from greenloop.processes.executables import executable_of, resolve_executable
 
     log = logging.getLogger("greenloop")
     if log.isEnabledFor(logging.INFO):

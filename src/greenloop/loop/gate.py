@@ -21,6 +21,7 @@ from greenloop.verify.cascade import (
     run_stage,
 )
 from greenloop.verify.flaky import failing_test_ids, flipped, without_flaky
+from greenloop.verify.subset_argv import Subset
 from greenloop.verify.verdict import Verdict
 
 TYPE_CHECKING = False
@@ -128,7 +129,7 @@ def _affected_packages(run: RunState, iteration: int, files: tuple[str, ...]) ->
     return part
 
 
-def _subset_plan(run: RunState, files: tuple[str, ...]) -> subset.Subset | None:
+def _subset_plan(run: RunState, files: tuple[str, ...]) -> Subset | None:
     last = run.last_check
     if run.config.subset not in ("auto", "failing") or last is None:
         return None
@@ -187,7 +188,7 @@ def _tests(n: int) -> str:
     return f"{n} test{'' if n == 1 else 's'}"
 
 
-def _run_subset(run: RunState, plan: subset.Subset, *, timeout: float | None = None) -> CheckResult:
+def _run_subset(run: RunState, plan: Subset, *, timeout: float | None = None) -> CheckResult:
     started = time.monotonic()
     stage_run = _run_one(run, plan.stage, plan.env, timeout)
     cascade = Cascade(stages=(plan.stage,), source="failing-first")

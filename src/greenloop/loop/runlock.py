@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from greenloop.errors import FatalError
-from greenloop.processes import process
+from greenloop.processes import process_groups
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def new_lock(
         started_at=time.time(),
         root=str(root),
         host=socket.gethostname(),
-        pid_start=process.process_start(pid) or "",
+        pid_start=process_groups.process_start(pid) or "",
         ignored=ignored,
     )
 
@@ -95,11 +95,11 @@ def acquire(lock: RunLock) -> Iterator[RunLock]:
     write_lock(lock)
     groups_file = groups_path(lock.path.parent.parent)
     watcher = partial(_write_groups, groups_file)
-    process.groups.watchers.append(watcher)
+    process_groups.groups.watchers.append(watcher)
     try:
         yield lock
     finally:
-        process.groups.watchers.remove(watcher)
+        process_groups.groups.watchers.remove(watcher)
         with contextlib.suppress(FileNotFoundError):
             groups_file.unlink()
         release_lock(lock)
@@ -158,7 +158,7 @@ def stop_survivors(common_dir: Path) -> tuple[int, ...]:
         recorded = {int(pid): str(start) for pid, start in data.items()}
     except (OSError, ValueError, AttributeError):
         return ()
-    stopped = process.stop_groups(recorded)
+    stopped = process_groups.stop_groups(recorded)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     return stopped
@@ -205,7 +205,7 @@ def lock_is_live(lock: RunLock) -> bool:
         return True  # can't see that host's processes; recover on that host, or by hand
     if not _pid_alive(lock.pid):
         return False
-    started = process.process_start(lock.pid)
+    started = process_groups.process_start(lock.pid)
     return not (lock.pid_start and started and started != lock.pid_start)
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from greenloop import signals
+from greenloop.processes.process_groups import process_start
 
 TAG_VAR = "GREENLOOP_COMMAND_TAG"
 LINUX = sys.platform.startswith("linux")
@@ -106,10 +107,6 @@ def new_tag() -> str:
 
 @cache
 def _owner(pid: int) -> str:
-    from greenloop.processes.process import (
-        process_start,  # here: a report reads this module without it
-    )
-
     return f"{pid}.{process_start(pid) or 0}"  # the start time the run lock records
 
 

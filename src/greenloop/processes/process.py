@@ -9,25 +9,20 @@ import contextlib
 import os
 import re
 import selectors
-import shlex
 import signal
 import subprocess
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from greenloop import signals
-from greenloop.redact import redact
+from greenloop.processes.process_capture import HEAD_BYTES, TAIL_BYTES, Capped
+from greenloop.processes.process_groups import KILL_GRACE_S, groups
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this module on every agent turn
 if TYPE_CHECKING:
     from greenloop.processes.orphans import Escaped
 
-HEAD_BYTES = 64 * 1024
-TAIL_BYTES = 512 * 1024
-KILL_GRACE_S = 2.0
 # After the main process exits, how long to wait for pipes held open by leftover children.
 DRAIN_S = 1.0
 READ_SIZE = 1 << 20
@@ -43,12 +38,6 @@ FATAL_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
 # Readers of what a command prints as it arrives (the live status line, issue 13). Module state
 # rather than a parameter: commands run several layers below the CLI that owns the display.
 _WATCHERS: list[Callable[[bytes], None]] = []
-
-_ANSI = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC ... BEL or ST (hyperlinks, titles)
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
-    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,14 +72,6 @@ class ProcessResult:
         return self.signal is not None and not self.timed_out
 
 
-def strip_ansi(text: str) -> str:
-    """Remove colour and terminal control sequences; keep what a progress line settled on."""
-    text = _ANSI.sub("", text).replace("\r\n", "\n")
-    if "\r" not in text:
-        return text
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
-
-
 @contextlib.contextmanager
 def watch_output(watch: Callable[[bytes], None]) -> Iterator[None]:
     """Call ``watch`` with every chunk any command prints while the block runs."""
@@ -110,44 +91,6 @@ def build_env(
     if extra:
         env.update(extra)
     return env
-
-
-class _Capped:
-    """Keeps the head and the tail of a byte stream and counts what fell in between."""
-
-    def __init__(self, head: int, tail: int) -> None:
-        self.head_limit, self.tail_limit = head, tail
-        self.head = bytearray()
-        self.tail: deque[bytes] = deque()
-        self.tail_size = 0
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        if b"    \n" in chunk:  # a formatter's padding to its column (xo, tsd: ~500 bytes a line)
-            chunk = _PADDING.sub(b"", chunk)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-            if not chunk:
-                return
-        self.tail.append(chunk)
-        self.tail_size += len(chunk)
-        while self.tail_size - len(self.tail[0]) >= self.tail_limit:
-            self.dropped += len(self.tail[0])
-            self.tail_size -= len(self.tail.popleft())
-        if self.tail_size > self.tail_limit and len(self.tail) == 1:
-            cut = self.tail_size - self.tail_limit
-            self.tail[0] = self.tail[0][cut:]
-            self.tail_size -= cut
-            self.dropped += cut
-
-    def text(self, *, redacted: bool = False) -> str:
-        middle = f"\n[... {self.dropped} bytes omitted ...]\n".encode() if self.dropped else b""
-        data = bytes(self.head) + middle + b"".join(self.tail)
-        text = strip_ansi(data.decode("utf-8", errors="replace"))
-        # issue 12: redacted at capture, while a key block's lines still stand together
-        return redact(text) if redacted else text
 
 
 def _signal_of(returncode: int, via_shell: bool) -> int | None:
@@ -186,11 +129,11 @@ def _pump(
     deadline: float,
     now: Callable[[], float],
     watchers: Sequence[Callable[[bytes], None]],
-) -> tuple[_Capped, _Capped, _Capped, bool]:
+) -> tuple[Capped, Capped, Capped, bool]:
     """Read both pipes until EOF, the deadline, or a short drain after the process exits."""
     assert proc.stdout is not None
     assert proc.stderr is not None
-    out, err, merged = (_Capped(HEAD_BYTES, TAIL_BYTES) for _ in range(3))
+    out, err, merged = (Capped(HEAD_BYTES, TAIL_BYTES) for _ in range(3))
     sel = selectors.DefaultSelector()
     for pipe, buf in ((proc.stdout, out), (proc.stderr, err)):
         _enlarge_pipe(pipe.fileno())
@@ -248,7 +191,6 @@ def run_command(
     ``shown``: its output reaches the live display (``watch_output``); git's own calls, which
     are greenloop's bookkeeping and not the work being watched, pass False.
     """
-    via_shell = isinstance(command, str)
     argv = ("sh", "-c", command) if isinstance(command, str) else tuple(command)
     tag, env = _arm_escapes(env) if stop_escaped else ("", env)
     started_at, start = time.time(), now()
@@ -261,13 +203,7 @@ def run_command(
         groups.add(proc.pid)
     try:
         signals.deliver(pending)  # a Ctrl-C held during the launch lands here, inside the try
-        out, err, merged, timed_out = _pump(
-            proc, start + timeout_s, now, _WATCHERS if shown else ()
-        )
-        if timed_out:
-            _terminate(proc)
-        elif proc.poll() is None or _group_alive(proc):
-            _finish_leftovers(proc, start + timeout_s, now)
+        captured = _collect(proc, start + timeout_s, now, _WATCHERS if shown else ())
     except BaseException:  # Ctrl-C, SIGTERM, SIGHUP while waiting: the whole group goes with us
         with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
             _terminate(proc)
@@ -281,6 +217,49 @@ def run_command(
         groups.discard(proc.pid)
     returncode = proc.wait()
     escaped = _stop_escaped(tag, proc)
+    return _result(
+        argv,
+        returncode,
+        captured,
+        via_shell=isinstance(command, str),
+        timeout_s=timeout_s,
+        duration_s=now() - start,
+        started_at=started_at,
+        escaped=escaped,
+        redacted=redacted,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    deadline: float,
+    now: Callable[[], float],
+    watchers: Sequence[Callable[[bytes], None]],
+) -> tuple[Capped, Capped, Capped, bool]:
+    """Read the output until EOF or the deadline; then kill the group on a timeout, or bound
+    what the command leaves running."""
+    out, err, merged, timed_out = _pump(proc, deadline, now, watchers)
+    if timed_out:
+        _terminate(proc)
+    elif proc.poll() is None or _group_alive(proc):
+        _finish_leftovers(proc, deadline, now)
+    return out, err, merged, timed_out
+
+
+def _result(
+    argv: tuple[str, ...],
+    returncode: int,
+    captured: tuple[Capped, Capped, Capped, bool],
+    *,
+    via_shell: bool,
+    timeout_s: float,
+    duration_s: float,
+    started_at: float,
+    escaped: tuple[Escaped, ...],
+    redacted: bool,
+) -> ProcessResult:
+    """What ``run_command`` returns for a command that ran (and ended, or was killed)."""
+    out, err, merged, timed_out = captured
     sig = _signal_of(returncode, via_shell)
     if timed_out and sig is None:
         sig = signal.SIGTERM.value
@@ -290,7 +269,7 @@ def run_command(
         signal=sig,
         timed_out=timed_out,
         limit_s=timeout_s if timed_out else None,
-        duration_s=now() - start,
+        duration_s=duration_s,
         stdout=out.text(redacted=redacted),
         stderr=err.text(redacted=redacted),
         merged=merged.text(redacted=redacted),
@@ -348,80 +327,6 @@ def _launch(
             stdin.close()
 
 
-class LiveGroups:
-    """Process groups (one per child: its own session) alive right now, for the run lock.
-
-    A watcher (the run lock) is told every change, so a greenloop killed with -9 leaves behind
-    the list of groups the next ``run`` or ``recover`` must stop before touching the tree.
-    """
-
-    def __init__(self) -> None:
-        self.pids: dict[int, str] = {}
-        self.watchers: list[Callable[[dict[int, str]], None]] = []
-
-    def add(self, pid: int) -> None:
-        self.pids[pid] = process_start(pid) or ""
-        self._tell()
-
-    def discard(self, pid: int) -> None:
-        if self.pids.pop(pid, None) is not None:
-            self._tell()
-
-    def _tell(self) -> None:
-        for watcher in self.watchers:
-            watcher(dict(self.pids))
-
-
-groups = LiveGroups()
-
-
-def process_start(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None off Linux or when gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def stop_groups(recorded: Mapping[int, str], grace_s: float = KILL_GRACE_S) -> tuple[int, ...]:
-    """Stop the recorded groups still alive (a killed run's survivors); returns those stopped.
-
-    A group whose leader is alive with another start time is someone else's (a reused pid).
-    """
-    alive = []
-    for pgid, started in recorded.items():
-        now_started = process_start(pgid)
-        if now_started is not None and started and now_started != started:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGTERM)
-            alive.append(pgid)
-    deadline = time.monotonic() + grace_s
-    while alive and time.monotonic() < deadline and any(_pgid_alive(g) for g in alive):
-        time.sleep(0.05)
-    for pgid in alive:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    return tuple(alive)
-
-
-def stop_running() -> tuple[int, ...]:
-    """Stop every command still running (other threads' stages, on an interrupt seen by this one).
-
-    Their ``run_command`` calls then end as killed, and stop what escaped their groups."""
-    with signals.held(redeliver=False):  # a second Ctrl-C must not cut the kill short
-        return stop_groups(dict(groups.pids))
-
-
-def _pgid_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def _group_alive(proc: subprocess.Popen[bytes]) -> bool:
     try:
         os.killpg(proc.pid, 0)
@@ -456,38 +361,6 @@ def _launch_failure(argv: tuple[str, ...], exc: OSError, started_at: float) -> P
     )
 
 
-def executable_of(command: Sequence[str] | str) -> str:
-    """The program a command starts: argv[0], or a shell string's first word after ``VAR=x``."""
-    if isinstance(command, str):
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
-        for word in words:
-            name, eq, value = word.partition("=")
-            if not (eq and name.isidentifier()):
-                return word
-            if "$(" in value or "`" in value:
-                return ""  # a command substitution's words are not the program: sh will judge
-        return ""
-    return command[0] if command else ""
-
-
-def resolve_executable(root: Path, word: str, environ: Mapping[str, str] = os.environ) -> str:
-    """Where ``word`` resolves from ``root``, following symlinks; or why it does not."""
-    if not word:
-        return "no command"
-    import shutil  # only for ``-v``: its import costs ~2 ms on every Stop hook otherwise
-
-    found = str(root / word) if "/" in word else shutil.which(word, path=environ.get("PATH"))
-    if found is None or not os.access(found, os.X_OK):
-        return "not found on PATH" if "/" not in word else "not found"
-    real = os.path.realpath(found)
-    return found if real == found else f"{found} ({real})"
-
-
-# 16+ spaces or tabs closing a line: padding, never meaning (1-2 trailing spaces stay as they are)
-_PADDING = re.compile(rb"[ \t]{16,}(?=\r?\n)")
 _PLAIN_WORD = re.compile(r"^[\w.+/][\w.+/-]*$")
 
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from greenloop.processes.process import strip_ansi
+from greenloop.processes.process_capture import strip_ansi
 
 REFRESH_PER_S = 4
 LAST_LINE_CHARS = 200

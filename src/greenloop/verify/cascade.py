@@ -12,7 +12,8 @@ from greenloop import git
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
-from greenloop.processes.process import ProcessResult, build_env, run_command, stop_running
+from greenloop.processes.process import ProcessResult, build_env, run_command
+from greenloop.processes.process_groups import stop_running
 from greenloop.verify import instrument
 from greenloop.verify.classify import classify
 from greenloop.verify.verdict import Classification, Verdict, runs_tests, worst

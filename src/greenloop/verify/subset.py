@@ -22,34 +22,28 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 
 from greenloop.detect.stages import Stage
 from greenloop.parsers.model import Failure, Kind
+from greenloop.verify.subset_argv import Subset, scan_options, with_argv, without_options, words
+from greenloop.verify.subset_js import (
+    JEST_BOOL,
+    JEST_VALUE,
+    JS_SOURCE,
+    JS_TEST_FILE,
+    VITEST_BOOL,
+    VITEST_VALUE,
+    narrow_js,
+    narrow_node,
+)
 
 SELECT_ENV = "GREENLOOP_PYTEST_SELECT"
 FAILFAST_ENV = "GREENLOOP_PYTEST_FAILFAST"
 MAX_SELECT_BYTES = 64 * 1024  # one environment string stays far below Linux's 128 KiB
 MAX_IDS = 200
-_SHELL_OPS = re.compile(r"[|&;<>()$`\\*?\[\]{}~\n]")
 _PYTEST_RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just"})
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.py|tests?/[^/]*\.py|conftest\.py)$")
-_JS_TEST_FILE = re.compile(r"(?:\.(?:test|spec)\.[cm]?[jt]sx?|(?:^|/)__tests__/.*\.[cm]?[jt]sx?)$")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Subset:
-    """A stage narrowed to some tests."""
-
-    stage: Stage
-    env: tuple[tuple[str, str], ...] = ()
-    """Extra environment for the run (the pytest plugin's selection)."""
-    ids: tuple[str, ...]
-    """The test ids selected."""
-    files: tuple[str, ...] = ()
-    """Whole test files selected (ones the last edit touched)."""
 
 
 def narrow(
@@ -75,35 +69,12 @@ def touched_test_files(files: Sequence[str]) -> tuple[str, ...]:
     return tuple(
         f
         for f in files
-        if (_TEST_FILE.search(f) and not f.endswith("conftest.py")) or _JS_TEST_FILE.search(f)
+        if (_TEST_FILE.search(f) and not f.endswith("conftest.py")) or JS_TEST_FILE.search(f)
     )
 
 
 def python_files(files: Sequence[str]) -> tuple[str, ...]:
     return tuple(f for f in files if f.endswith(".py"))
-
-
-def js_files(files: Sequence[str]) -> tuple[str, ...]:
-    return tuple(f for f in files if _JS_TEST_FILE.search(f))
-
-
-def _words(stage: Stage) -> list[str] | None:
-    """The stage as argv, or None when it is a shell string with more than one simple command."""
-    if isinstance(stage.command, tuple):
-        return list(stage.command)
-    if _SHELL_OPS.search(stage.command):
-        return None
-    try:
-        return shlex.split(stage.command)
-    except ValueError:
-        return None
-
-
-def _with_argv(stage: Stage, argv: list[str]) -> Stage:
-    command: tuple[str, ...] | str = (
-        shlex.join(argv) if isinstance(stage.command, str) else tuple(argv)
-    )
-    return replace(stage, command=command, fix=False)
 
 
 # ---- pytest: through the plugin, whatever the command looks like ----
@@ -148,29 +119,29 @@ def select(stage: Stage, tests: Sequence[str]) -> Subset | None:
 def related(stage: Stage, changed: Sequence[str]) -> Subset | None:
     """jest ``--findRelatedTests`` / ``vitest related --run`` on the changed source and test files:
     the runner's own dependency graph picks the tests (issue 29). Only for a direct command."""
-    argv = _words(stage)
-    files = [f for f in changed if _JS_SOURCE.search(f) and not f.startswith("-")]
+    argv = words(stage)
+    files = [f for f in changed if JS_SOURCE.search(f) and not f.startswith("-")]
     if stage.fix or not argv or not files:
         return None
     prefix = 2 if os.path.basename(argv[0]) == "npx" else 1
     name = os.path.basename(argv[prefix - 1]) if len(argv) >= prefix else ""
     if name == "jest":
-        scanned = _scan(argv[prefix:], _JEST_VALUE, _JEST_BOOL)
+        scanned = scan_options(argv[prefix:], JEST_VALUE, JEST_BOOL)
         if scanned is None:
             return None
-        kept = _without(scanned[0], {"-t", "--testNamePattern"}, _JEST_VALUE)
+        kept = without_options(scanned[0], {"-t", "--testNamePattern"}, JEST_VALUE)
         extra = [] if "--passWithNoTests" in kept else ["--passWithNoTests"]
         narrowed = [*argv[:prefix], *kept, *extra, "--findRelatedTests", *files]
     elif name == "vitest" and argv[prefix : prefix + 1] == ["run"]:
-        scanned = _scan(argv[prefix + 1 :], _VITEST_VALUE, _VITEST_BOOL)
+        scanned = scan_options(argv[prefix + 1 :], VITEST_VALUE, VITEST_BOOL)
         if scanned is None:
             return None
-        kept = _without(scanned[0], {"-t", "--testNamePattern", "--run"}, _VITEST_VALUE)
+        kept = without_options(scanned[0], {"-t", "--testNamePattern", "--run"}, VITEST_VALUE)
         extra = [] if "--passWithNoTests" in kept else ["--passWithNoTests"]
         narrowed = [*argv[:prefix], "related", "--run", *kept, *extra, *files]
     else:
         return None
-    return Subset(stage=_with_argv(stage, narrowed), ids=tuple(files), files=tuple(files))
+    return Subset(stage=with_argv(stage, narrowed), ids=tuple(files), files=tuple(files))
 
 
 # ---- unittest ----
@@ -199,7 +170,7 @@ def _unittest(
     touched: tuple[str, ...],
     ff: bool,
 ) -> Subset | None:
-    argv = _words(stage)
+    argv = words(stage)
     if argv is None or len(argv) < 3 or argv[1:3] != ["-m", "unittest"]:
         return None
     if not os.path.basename(argv[0]).startswith("python"):
@@ -214,7 +185,7 @@ def _unittest(
             return None
         flags.append(arg)
     ff_flag = ["-f"] if ff and not {"-f", "--failfast"} & set(flags) else []
-    return Subset(stage=_with_argv(stage, [*argv[:3], *flags, *ff_flag, *ids]), ids=ids)
+    return Subset(stage=with_argv(stage, [*argv[:3], *flags, *ff_flag, *ids]), ids=ids)
 
 
 # ---- cargo test ----
@@ -239,7 +210,7 @@ def _cargo(
     touched: tuple[str, ...],
     ff: bool,
 ) -> Subset | None:
-    argv = _words(stage)
+    argv = words(stage)
     if argv is None or argv[:2] != ["cargo", "test"]:
         return None
     split = argv.index("--") if "--" in argv else len(argv)
@@ -249,7 +220,7 @@ def _cargo(
     if not _only_options(test_args, _LIBTEST_VALUE, _LIBTEST_BOOL) or "--exact" in test_args:
         return None
     narrowed = [*argv[:split], "--", *test_args, "--exact", *ids]
-    return Subset(stage=_with_argv(stage, narrowed), ids=ids)
+    return Subset(stage=with_argv(stage, narrowed), ids=ids)
 
 
 def _only_options(args: Sequence[str], value: frozenset[str], boolean: frozenset[str]) -> bool:
@@ -283,7 +254,7 @@ def _go(
     touched: tuple[str, ...],
     ff: bool,
 ) -> Subset | None:
-    argv = _words(stage)
+    argv = words(stage)
     if argv is None or argv[:2] != ["go", "test"]:
         return None
     kept = _go_flags(argv[2:])
@@ -294,7 +265,7 @@ def _go(
     names = "|".join(dict.fromkeys(t[1] for t in tests if t))
     ff_flag = ["-failfast"] if ff and "-failfast" not in kept else []
     narrowed = ["go", "test", *kept, *ff_flag, f"-run=^({names})$", *packages]
-    return Subset(stage=_with_argv(stage, narrowed), ids=ids)
+    return Subset(stage=with_argv(stage, narrowed), ids=ids)
 
 
 def _go_flags(args: Sequence[str]) -> list[str] | None:
@@ -329,218 +300,6 @@ def _go_test(failure_id: str) -> tuple[str, str] | None:
     return (m["pkg"], m["test"]) if m else None
 
 
-# ---- node --test ----
-
-_NODE_VALUE = frozenset(
-    {"--test-reporter", "--test-reporter-destination", "--test-concurrency", "--test-timeout",
-     "--import", "--require", "-r", "--loader", "--experimental-loader", "--test-shard"}
-)  # fmt: skip
-
-
-def _node(
-    stage: Stage,
-    failures: Sequence[Failure],
-    ids: tuple[str, ...],
-    touched: tuple[str, ...],
-    ff: bool,
-) -> Subset | None:
-    argv = _words(stage)
-    if argv is None or not argv or os.path.basename(argv[0]) != "node" or "--test" not in argv:
-        return None
-    if any(not f.file for f in failures):
-        return None
-    kept: list[str] = []
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if not arg.startswith("-"):
-            i += 1  # a test file or glob: replaced by the failing files
-        elif name in ("--test-name-pattern", "--test-skip-pattern"):
-            i += 1 if "=" in arg else 2
-        elif name in _NODE_VALUE and "=" not in arg:
-            kept += argv[i : i + 2]
-            i += 2
-        else:
-            kept.append(arg)
-            i += 1
-    pattern = "^(?:" + "|".join(re.escape(n) for n in ids) + ")$"
-    files = list(dict.fromkeys(f.file for f in failures))
-    narrowed = [argv[0], *kept, f"--test-name-pattern={pattern}", *files]
-    return Subset(stage=_with_argv(stage, narrowed), ids=ids)
-
-
-# ---- jest and vitest ----
-
-_JEST_VALUE = frozenset(
-    {"-c", "--config", "-w", "--maxWorkers", "--testTimeout", "--rootDir", "--testEnvironment",
-     "--seed", "--maxConcurrency", "--outputFile", "--coverageDirectory", "--cacheDirectory",
-     "--workerIdleMemoryLimit", "-t", "--testNamePattern"}
-)  # fmt: skip
-_JEST_BOOL = frozenset(
-    {"--ci", "--no-ci", "--silent", "--verbose", "-i", "--runInBand", "--coverage",
-     "--collectCoverage", "--colors", "--detectOpenHandles", "--forceExit", "--passWithNoTests",
-     "--cache", "--no-cache", "--noStackTrace", "--expand", "-e", "--errorOnDeprecated",
-     "--logHeapUsage", "--useStderr", "--json", "--clearMocks", "--resetMocks",
-     "--restoreMocks", "--randomize", "--watchman", "--no-watchman", "--bail", "-b",
-     "--detectLeaks", "--injectGlobals"}
-)  # fmt: skip
-_VITEST_VALUE = frozenset(
-    {"-c", "--config", "-r", "--root", "--dir", "--reporter", "--pool", "--maxWorkers",
-     "--testTimeout", "--hookTimeout", "--teardownTimeout", "--environment", "--mode",
-     "--project", "--outputFile", "--retry", "--maxConcurrency", "--bail", "-t",
-     "--testNamePattern"}
-)  # fmt: skip
-_VITEST_BOOL = frozenset(
-    {"--globals", "--passWithNoTests", "--allowOnly", "--silent", "--color", "--no-color",
-     "--coverage", "-u", "--update", "--isolate", "--no-isolate", "--fileParallelism",
-     "--no-file-parallelism", "--logHeapUsage", "--hideSkippedTests", "--run"}
-)  # fmt: skip
-_JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
-_JS_SPECIAL = re.compile(r"[\\^$.*+?()[\]{}|/]")
-
-
-def _js(
-    stage: Stage,
-    failures: Sequence[Failure],
-    ids: tuple[str, ...],
-    touched: tuple[str, ...],
-    ff: bool,
-) -> Subset | None:
-    """``js`` output comes from jest, vitest or node:test: the command says which one ran."""
-    argv = _words(stage)
-    if not argv:
-        return None
-    prefix = 2 if os.path.basename(argv[0]) == "npx" else 1  # npx jest / jest
-    name = os.path.basename(argv[prefix - 1]) if len(argv) >= prefix else ""
-    if name == "jest":
-        return _jest(stage, argv[:prefix], argv[prefix:], failures, js_files(touched), ff)
-    if name == "vitest" and argv[prefix : prefix + 1] == ["run"]:
-        rest = argv[prefix + 1 :]
-        return _vitest(stage, argv[: prefix + 1], rest, ids, js_files(touched), ff)
-    return _node(stage, failures, ids, touched, ff)
-
-
-def _jest(
-    stage: Stage,
-    head: list[str],
-    args: list[str],
-    failures: Sequence[Failure],
-    touched: tuple[str, ...],
-    ff: bool,
-) -> Subset | None:
-    scanned = _scan(args, _JEST_VALUE, _JEST_BOOL)
-    if scanned is None or any(_JS_SOURCE.search(f.id) for f in failures):
-        return None  # "Test suite failed to run" is named after its file: its tests are unknown
-    kept, positional = scanned
-    files = [_jest_test_file(f) for f in failures]
-    if "" in files and touched:
-        return None  # the touched files' tests need a run without a name filter, on all files
-    names = [_js_name(f.id, " \u203a ") for f in failures]
-    kept = _without(kept, {"-t", "--testNamePattern"}, _JEST_VALUE)
-    # jest compiles the pattern with the "i" flag: "Bad one" runs too (a superset, never less)
-    extra = [] if touched else ["--testNamePattern=^(?:" + "|".join(names) + ")$"]
-    ids = tuple(dict.fromkeys(f.id for f in failures))
-    if ff and len(ids) == 1 and not {"--bail", "-b"} & {_name(a) for a in kept}:
-        extra.append("--bail")  # jest's bail counts failing suites: one target, one suite
-    if "--passWithNoTests" not in kept:
-        extra.append("--passWithNoTests")  # a renamed test file: the gate's full run decides
-    if "" not in files:  # path regexes (jest matches them against absolute paths)
-        positional = ["(?:^|/)" + _js_escape(f) + "$" for f in dict.fromkeys([*files, *touched])]
-    narrowed = [*head, *kept, *extra, *(["--", *positional] if positional else [])]
-    return Subset(stage=_with_argv(stage, narrowed), ids=ids, files=touched)
-
-
-def _jest_test_file(failure: Failure) -> str:
-    """The test file a jest failure is in: its own file, or the one test file in its stack."""
-    if _JS_TEST_FILE.search(failure.file):
-        return failure.file
-    found = {fr.file for fr in failure.frames if _JS_TEST_FILE.search(fr.file)}
-    return found.pop() if len(found) == 1 else ""
-
-
-def _vitest(
-    stage: Stage,
-    head: list[str],
-    args: list[str],
-    ids: tuple[str, ...],
-    touched: tuple[str, ...],
-    ff: bool,
-) -> Subset | None:
-    scanned = _scan(args, _VITEST_VALUE, _VITEST_BOOL)
-    parts = [i.split(" > ", 1) for i in ids]  # "a.test.ts > describe > test"
-    if scanned is None or any(
-        len(p) != 2 or not _JS_SOURCE.search(p[0]) or p[0].startswith("|") for p in parts
-    ):
-        return None  # a file-level failure, or a project-prefixed name ("|unit| a.test.ts")
-    files = list(dict.fromkeys([*(p[0] for p in parts), *touched]))
-    if any(f.startswith("-") or ":" in f for f in files):
-        return None  # an option to vitest, or a file:line filter
-    kept = _without(scanned[0], {"-t", "--testNamePattern"}, _VITEST_VALUE)
-    names = [_js_name(p[1], " > ") for p in parts]
-    extra = [] if touched else ["--testNamePattern=^(?:" + "|".join(names) + ")$"]
-    if ff and len(ids) == 1 and "--bail" not in {_name(a) for a in kept}:
-        extra.append("--bail=1")
-    if "--passWithNoTests" not in kept:
-        extra.append("--passWithNoTests")
-    # vitest's filters match as substrings: a.test.ts also picks b/a.test.ts (a superset)
-    narrowed = [*head, *kept, *extra, *files]
-    return Subset(stage=_with_argv(stage, narrowed), ids=ids, files=touched)
-
-
-def _scan(
-    args: Sequence[str], value: frozenset[str], boolean: frozenset[str]
-) -> tuple[list[str], list[str]] | None:
-    """``args`` split into known options and positionals; None on an option we don't know."""
-    kept: list[str] = []
-    positional: list[str] = []
-    i = 0
-    while i < len(args):
-        arg, name = args[i], _name(args[i])
-        if arg == "--":
-            positional += args[i + 1 :]
-            break
-        if not arg.startswith("-"):
-            positional.append(arg)
-            i += 1
-        elif name in boolean:
-            kept.append(arg)
-            i += 1
-        elif name in value and ("=" in arg or i + 1 < len(args)):
-            step = 1 if "=" in arg else 2
-            kept += args[i : i + step]
-            i += step
-        else:
-            return None
-    return kept, positional
-
-
-def _without(args: list[str], names: set[str], value: frozenset[str]) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        step = 2 if _name(args[i]) in value and "=" not in args[i] else 1
-        if _name(args[i]) not in names:
-            out += args[i : i + step]
-        i += step
-    return out
-
-
-def _name(arg: str) -> str:
-    return arg.split("=", 1)[0]
-
-
-def _js_name(failure_id: str, separator: str) -> str:
-    """A runner's printed name as a regex for its full name (the titles joined with spaces)."""
-    titles = [_js_escape(t) for t in failure_id.split(separator)]
-    return f"(?: |{_js_escape(separator)})".join(titles)  # a title may hold the separator itself
-
-
-def _js_escape(text: str) -> str:
-    """JavaScript RegExp escaping (valid with and without the ``u`` flag)."""
-    return _JS_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
-
-
 _Narrower = Callable[
     [Stage, Sequence[Failure], tuple[str, ...], tuple[str, ...], bool], Subset | None
 ]
@@ -549,6 +308,6 @@ _NARROWERS: dict[str, _Narrower] = {
     "unittest": _unittest,
     "cargo": _cargo,
     "go": _go,
-    "js": _js,
-    "node-test": _node,
+    "js": narrow_js,
+    "node-test": narrow_node,
 }

@@ -33,6 +33,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("stats_dir", nargs="?", help=argparse.SUPPRESS)  # batch stats DIR
     p.add_argument("--out", metavar="DIR", help="results, records and workspaces (required)")
     p.add_argument("--agent", help="default agent for tasks without their own")
+    _add_pool(p)
+    _add_resume(p)
+    add_limits(p)
+    _add_batch_budget(p)
+    _add_loop_options(p)
+    _add_input_format(p)
+
+
+def _add_pool(p: argparse.ArgumentParser) -> None:
+    """Where the tasks run, and how many at once."""
     p.add_argument("--workers", type=_positive_int, help="tasks at once (default: half the cores)")
     p.add_argument(
         "--executor",
@@ -55,13 +65,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="K",
         help="agent calls at once across the batch (verifiers are not counted)",
     )
+
+
+def _add_resume(p: argparse.ArgumentParser) -> None:
+    """Which finished tasks run again."""
     p.add_argument("--redo", action="store_true", help="run tasks already in results.jsonl again")
     p.add_argument(
         "--redo-failed",
         action="store_true",
         help="run again the finished tasks that were not solved (and not invalid)",
     )
-    add_limits(p)
+
+
+def _add_batch_budget(p: argparse.ArgumentParser) -> None:
+    """The whole batch's spend."""
     p.add_argument(
         "--batch-max-cost",
         type=_positive_float,
@@ -71,6 +88,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--batch-max-tokens", type=_positive_int, metavar="N", help="the same, in model tokens"
     )
+
+
+def _add_loop_options(p: argparse.ArgumentParser) -> None:
+    """Each task's loop (after its limits)."""
     p.add_argument(
         "--subset",
         choices=("auto", "failing", "affected", "off"),
@@ -82,6 +103,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("revert", "keep"),
         help="a task that fails: its branch back to the start, or its commits kept",
     )
+
+
+def _add_input_format(p: argparse.ArgumentParser) -> None:
+    """The aggregate's format; SWE-bench instances and their mirrors."""
     p.add_argument(
         "--format",
         choices=("text", "json", "md", SWE_BENCH),

@@ -68,8 +68,7 @@ def run_batch(
 
     ``max_cost`` / ``max_tokens``: the whole batch's budget (every row's reported spend, earlier
     runs' included); once it is reached no new task starts, and the running ones finish."""
-    if executor not in EXECUTORS:
-        raise FatalError(f"unknown executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    _check_executor(executor)
     task_list = _checked(tasks, agent)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -80,9 +79,7 @@ def run_batch(
             task_list, rows, redo=redo, redo_failed=redo_failed, options=options
         )
         jobs = _jobs(plan.todo, out, agent, overrides or {}, max_parallel_agents, executor)
-        latest = results.latest_by_id(r for r in rows if r.get("result") not in results.RESUMABLE)
-        solved = sum(latest[i].get("result") == "success" for i in plan.done)
-        show = progress or make_progress(total=len(task_list), done=len(plan.done), solved=solved)
+        show = _progress(progress, task_list, plan, rows)
         for line in _found(plan, out):
             show.note(line)
         ran: list[dict[str, Any]] = []
@@ -100,10 +97,7 @@ def run_batch(
                 executor, jobs, out, deliver, show, workers or default_workers(),
                 ray_address, cpus_per_task, max_parallel_agents, purse,
             )  # fmt: skip
-        summary = results.summarize(task_list, results.read_rows(out))
-        if purse.stopped:
-            summary["budget"] = purse.report(not_started=len(jobs) - len(ran))
-        results.write_summary(out, summary)
+        summary = _write_summary(out, task_list, purse, not_started=len(jobs) - len(ran))
     return BatchResult(
         out=out,
         total=len(task_list),
@@ -113,6 +107,35 @@ def run_batch(
         summary=summary,
         interrupted=interrupted,
     )
+
+
+def _check_executor(executor: str) -> None:
+    if executor not in EXECUTORS:
+        raise FatalError(f"unknown executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+
+
+def _progress(
+    given: Progress | None,
+    task_list: Sequence[Task],
+    plan: results.Plan,
+    rows: Sequence[dict[str, Any]],
+) -> Progress:
+    """The caller's progress, or the batch's display counting the tasks an earlier run finished
+    (and solved)."""
+    latest = results.latest_by_id(r for r in rows if r.get("result") not in results.RESUMABLE)
+    solved = sum(latest[i].get("result") == "success" for i in plan.done)
+    return given or make_progress(total=len(task_list), done=len(plan.done), solved=solved)
+
+
+def _write_summary(
+    out: Path, task_list: Sequence[Task], purse: BatchBudget, *, not_started: int
+) -> dict[str, Any]:
+    """summary.json from every row in results.jsonl; a budget that stopped the batch says so."""
+    summary = results.summarize(task_list, results.read_rows(out))
+    if purse.stopped:
+        summary["budget"] = purse.report(not_started=not_started)
+    results.write_summary(out, summary)
+    return summary
 
 
 def _options_fingerprint(agent: str | None, overrides: Mapping[str, Any]) -> str:

@@ -37,6 +37,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write the selected mutants as tasks of another harness instead of running agents: "
         "'harbor DIR' (one Harbor task directory per mutant; docs/bench.md)",
     )
+    _add_mutants(p)
+    _add_pool(p)
+    add_limits(p)
+    _add_arms(p)
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md", "html"),
+        default="text",
+        help="the scores on stdout, as greenloop report --bench DIR shows them",
+    )
+
+
+def _add_mutants(p: argparse.ArgumentParser) -> None:
+    """Which bugs are seeded, and how many."""
     p.add_argument("--mutants", type=int, default=10, metavar="N", help="bugs to seed (default 10)")
     p.add_argument(
         "--seed",
@@ -52,6 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="a mutant is kept when at most N tests fail with it (default 5)",
     )
+
+
+def _add_pool(p: argparse.ArgumentParser) -> None:
+    """Where the tasks run."""
     p.add_argument("--workers", type=int, help="tasks at once (default: half the cores)")
     p.add_argument(
         "--executor",
@@ -59,7 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="local",
         help="run the tasks in a local process pool (default) or on Ray, as greenloop batch",
     )
-    add_limits(p)
+
+
+def _add_arms(p: argparse.ArgumentParser) -> None:
+    """Each task's loop and what its agent reads."""
     p.add_argument(
         "--subset",
         choices=("auto", "failing", "affected", "off"),
@@ -75,12 +96,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--setup",
         metavar="CMD",
         help="shell command run in the clean tree and in every task's workspace (npm ci …)",
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "md", "html"),
-        default="text",
-        help="the scores on stdout, as greenloop report --bench DIR shows them",
     )
 
 

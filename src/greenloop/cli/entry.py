@@ -23,10 +23,24 @@ if TYPE_CHECKING:  # argparse is imported only when a parser is built: not for -
     from collections.abc import Callable, Sequence
 
     Handler = Callable[[argparse.Namespace], int]
-COMMAND_HELP = (
-    "-- CMD ...: the verifier command, instead of the detected or configured stages "
-    "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
-)
+
+HANDLERS = {
+    "check": ("greenloop.loop.checking", "main_check"),
+    "detect": ("greenloop.loop.checking", "main_detect"),
+    "run": ("greenloop.cli.run", "main_run"),
+    "batch": ("greenloop.batch.cli", "main_batch"),
+    "pr": ("greenloop.pr.cli", "main_pr"),
+    "bench": ("greenloop.bench.cli", "main_bench"),
+    "report": ("greenloop.cli.run", "main_report"),
+    "runs": ("greenloop.loop.record", "main_runs"),
+    "recover": ("greenloop.loop.recover", "main_recover"),
+    "install": ("greenloop.integrations.install", "main_install"),
+    "uninstall": ("greenloop.integrations.install", "main_uninstall"),
+    "mcp": ("greenloop.integrations.mcp_server", "main_mcp"),
+    "demo": ("greenloop.demo.run", "main_demo"),
+}
+"""The (module, function) each subcommand runs, imported when it runs; ``hook`` dispatches on
+its event (``_hook_handler``). The options are cli_commands.py's."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -234,6 +248,7 @@ def _crash() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from greenloop.cli.commands import SUBCOMMANDS, add_global_options
     from greenloop.cli.parser import Parser
 
     parser = Parser(
@@ -246,323 +261,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(command=[], handler=None)
     sub: argparse._SubParsersAction[argparse.ArgumentParser]
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")  # type: ignore[assignment]
-    for add in (
-        _add_check,
-        _add_detect,
-        _add_run,
-        _add_batch,
-        _add_pr,
-        _add_bench,
-        _add_report,
-        _add_runs,
-        _add_recover,
-        _add_hook,
-        _add_install,
-        _add_uninstall,
-        _add_mcp,
-        _add_demo,
-    ):
+    for add in SUBCOMMANDS:
         add(sub)
-    for command in sub.choices.values():  # `greenloop run -C repo` too, as git does not (issue 26)
-        _add_global_options(command)
+    for name, command in sub.choices.items():
+        handler = _hook_handler if name == "hook" else _lazy(*HANDLERS[name])
+        command.set_defaults(handler=handler)
+        add_global_options(command)  # `greenloop run -C repo` too, as git does not (issue 26)
     return parser
-
-
-def _add_global_options(command: argparse.ArgumentParser) -> None:
-    """-C and -v after the subcommand mean what they mean before it (hidden: help shows them once).
-
-    SUPPRESS as the default: absent here, the value given before the command stays."""
-    import argparse
-
-    hidden, keep = argparse.SUPPRESS, argparse.SUPPRESS
-    command.add_argument("-C", dest="repo", default=keep, help=hidden)
-    command.add_argument("-v", "--verbose", action="count", default=keep, help=hidden)
-
-
-def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "check",
-        help="run the verifier cascade once and print the digest",
-        description="Run the detected or configured verifier once. Exit codes: 0 green, "
-        "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green.",
-        usage="greenloop check [options] [-- CMD ...]",
-        epilog=COMMAND_HELP,
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "github"),
-        default="text",
-        help="text (default), json, or github (::error annotations, then the digest)",
-    )
-    p.add_argument("--timeout", type=float, help="seconds per stage (default 600)")
-    p.add_argument(
-        "--all-stages",
-        action="store_true",
-        default=None,
-        help="don't stop at the first failing stage",
-    )
-    p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
-    p.add_argument(
-        "--cache",
-        action="store_true",
-        default=False,
-        help="reuse a green run of this exact tree from the last cache_ttl seconds",
-    )
-    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.set_defaults(handler=_lazy("greenloop.loop.checking", "main_check"))
-
-
-def _add_detect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
-    p.set_defaults(handler=_lazy("greenloop.loop.checking", "main_detect"))
-
-
-_NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
-
-
-def _add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "hook",
-        help="run as an agent's Stop hook (reads the event JSON on stdin)",
-        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI and "
-        "Cursor (the host is read from the event; claude-stop is the same hook). Green allows the "
-        "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
-        "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
-        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool): "
-        "a verifier's output is replaced by its digest, the full output saved under the git dir.",
-    )
-    p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")
-    p.add_argument(
-        "--host",
-        help="claude, codex, gemini, copilot or cursor (default: read from the event); a name "
-        "it does not know allows the stop and says so",
-    )
-    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.set_defaults(handler=_hook_handler)
 
 
 def _hook_handler(args: argparse.Namespace) -> int:
     if args.event == "post-tool":  # reached only for spellings the fast path does not take
         return _lazy("greenloop.integrations.tool_output", "main_post_tool")(args)
     return _lazy("greenloop.integrations.claude_hook", "main_hook")(args)
-
-
-_HOST_NAMES = "claude, codex, gemini, copilot or cursor"
-
-
-def _add_install(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "install",
-        help="add greenloop's hooks to an agent host's configuration",
-        description="Write greenloop's Stop hook (and, where the host can rewrite shell output, "
-        "its tool-output hook) into the host's project configuration, or the user's with "
-        "--global: merged with what is there, a backup kept, idempotent.",
-    )
-    p.add_argument("target", nargs="?", metavar="HOST", help=_HOST_NAMES)
-    p.add_argument("--global", dest="global_", action="store_true", help="the user's configuration")
-    p.add_argument(
-        "--no-tool-output",
-        dest="tool_output",
-        action="store_false",
-        help="only the Stop hook, not the tool-output digest (Claude Code, Gemini CLI)",
-    )
-    p.add_argument("--list", action="store_true", help="show what is installed where")
-    p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_install"))
-
-
-def _add_uninstall(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "uninstall",
-        help="remove greenloop's hooks from an agent host's configuration",
-        description="Remove greenloop's entries; a file unchanged since install gets its bytes "
-        "back from the backup.",
-    )
-    p.add_argument("target", metavar="HOST", help=_HOST_NAMES)
-    p.add_argument("--global", dest="global_", action="store_true", help="the user's configuration")
-    p.set_defaults(handler=_lazy("greenloop.integrations.install", "main_uninstall"))
-
-
-def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("mcp", help="serve verify/detect/last_report as MCP tools over stdio")
-    p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
-    p.set_defaults(handler=_lazy("greenloop.integrations.mcp_server", "main_mcp"))
-
-
-def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "demo",
-        help="watch the loop fix a bundled buggy project (scripted model, offline, no key)",
-        description="Copies a small project with two bugs into a temporary git repository and "
-        "runs the real loop with the built-in agent against a scripted model server on "
-        "127.0.0.1. Needs the [demo] extra (pytest and openai). Exit code: the loop's (0 on success).",
-    )
-    p.add_argument(
-        "--keep", action="store_true", help="keep the demo repository and print its path"
-    )
-    p.add_argument(
-        "--format", choices=("text", "json"), default="text", help="json: the report on stdout"
-    )
-    p.set_defaults(handler=_lazy("greenloop.demo.run", "main_demo"))
-
-
-def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "run",
-        help="the loop: baseline -> agent -> commit -> verify -> decide, bounded",
-        usage="greenloop run --agent AGENT [options] [-- CMD ...]",
-        description="Exit codes: 0 success; 1 exhausted/stalled/circular/regression/"
-        "non_convergence/agent_failure; 2 usage or precondition; 3 env_failure; "
-        "4 timeout/unresolved; 5 suspicious_pass; 130 interrupted.",
-        epilog=COMMAND_HELP,
-    )
-    p.add_argument(
-        "--agent",
-        help="preset (claude, aider, codex, gemini, cline, openhands), openai:MODEL, or a shell command",
-    )
-    p.add_argument("--task", help="the task for iteration 1 (default: make the verifier pass)")
-    p.add_argument("--max-iters", type=int, help="agent iterations at most (default 5)")
-    p.add_argument("--max-time", type=float, help="wall-clock seconds for the whole run")
-    p.add_argument("--timeout", type=float, help="seconds per verifier stage")
-    p.add_argument("--agent-timeout", type=float, help="seconds per agent call")
-    p.add_argument(
-        "--max-cost",
-        type=float,
-        metavar="USD",
-        help="stop before an agent call that would pass this spend (from the usage it reports)",
-    )
-    p.add_argument(
-        "--max-tokens",
-        type=int,
-        metavar="N",
-        help="the same cap in model tokens (prompt + completion)",
-    )
-    p.add_argument(
-        "--on-fail",
-        choices=("revert", "keep"),
-        help="branch back to the start (default) or keep the commits",
-    )
-    p.add_argument(
-        "--on-regression",
-        choices=("stop", "continue"),
-        help="when failures rise: roll the edit back and stop (default), or roll back and go on",
-    )
-    p.add_argument(
-        "--allow-test-edits",
-        action="store_true",
-        default=None,
-        help="don't call a green result suspicious because test files were modified",
-    )
-    p.add_argument(
-        "--squash",
-        action="store_true",
-        default=None,
-        help="on success, fold the iterations into one commit",
-    )
-    p.add_argument("--budget", type=int, help="digest budget in tokens")
-    p.add_argument(
-        "--all-stages",
-        action="store_true",
-        default=None,
-        help="run every stage even after one fails (lint and type stages concurrently)",
-    )
-    p.add_argument(
-        "--subset",
-        choices=("auto", "failing", "affected", "off"),
-        help="before the full gate: failing tests, then affected ones (default auto)",
-    )
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
-    p.add_argument(
-        "--must-pass",
-        action="append",
-        metavar="ID",
-        help="a test (pytest node id) that must have run and passed for a success; repeatable",
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "md"),
-        default="text",
-        help="the final report on stdout: text (default), json, or md (Markdown)",
-    )
-    p.add_argument(
-        "-y", "--yes", action="store_true", help="don't ask for confirmation on a terminal"
-    )
-    p.set_defaults(handler=_lazy("greenloop.cli.run", "main_run"))
-
-
-def _add_batch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from greenloop.batch.cli import add_arguments
-
-    p = sub.add_parser(
-        "batch",
-        help="many loops at once, each in a fresh clone: a local pool or a Ray cluster; resumable",
-        description="Runs every task of TASKS.jsonl (one JSON object per line: id, repo, ref, "
-        "task, verifier, setup, agent, max_iters, timeout, fail_to_pass, pass_to_pass) in its own "
-        "clone under DIR/work/. "
-        "Exit codes: 0 every task succeeded; 1 any did not; 2 usage; 130 interrupted.",
-    )
-    add_arguments(p)
-    p.set_defaults(handler=_lazy("greenloop.batch.cli", "main_batch"))
-
-
-def _add_pr(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from greenloop.pr.cli import add_arguments
-
-    p = sub.add_parser(
-        "pr",
-        help="on a pull request's head: the loop, then push the fix, open a fix PR, or comment",
-        usage="greenloop pr --agent AGENT [--mode push|pr|suggest] [options] [-- CMD ...]",
-        description="Baseline; if red, the loop under its caps; then push the iteration commits "
-        "to the PR's branch, open a fix PR, or suggest the diff, and keep one PR comment up to "
-        "date. Never force-pushes, never pushes to the base branch or a suspicious pass. Exit "
-        "codes: run's (0 success, 1 not fixed, 3 env_failure, 4 timeout, 5 suspicious_pass); "
-        "2 usage or a refusal (a fork's head, the base branch, no token).",
-        epilog=COMMAND_HELP,
-    )
-    add_arguments(p)
-    p.set_defaults(handler=_lazy("greenloop.pr.cli", "main_pr"))
-
-
-def _add_bench(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from greenloop.bench.cli import add_arguments
-
-    p = sub.add_parser(
-        "bench",
-        help="seeded bugs in your own repository, run through batch: which agent fixes them",
-        usage="greenloop bench --agent A [--agent B ...] --out DIR [options] [-- CMD ...]\n"
-        "       greenloop bench --export harbor DIR [--mutants N] [--seed S] [options] [-- CMD ...]",
-    )
-    add_arguments(p)
-    p.set_defaults(handler=_lazy("greenloop.bench.cli", "main_bench"))
-
-
-def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="show a run's report (text, json, md, html)")
-    p.add_argument(
-        "run_id", nargs="?", default="last", metavar="RUN_ID|last", help="default: the latest run"
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "md", "html"),
-        default="text",
-        help="text (default), json, md, or html (a self-contained page)",
-    )
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
-    p.add_argument("--batch", metavar="DIR", help="the aggregate of a greenloop batch --out DIR")
-    p.add_argument(
-        "--bench", metavar="DIR", help="the scores of a greenloop bench --out DIR (bench.json)"
-    )
-    p.set_defaults(handler=_lazy("greenloop.cli.run", "main_report"))
-
-
-def _add_runs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("runs", help="list recorded runs, newest first")
-    p.set_defaults(handler=_lazy("greenloop.loop.record", "main_runs"))
-
-
-def _add_recover(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
-    p.set_defaults(handler=_lazy("greenloop.loop.recover", "main_recover"))
 
 
 def _lazy(module: str, function: str) -> Handler:

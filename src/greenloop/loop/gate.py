@@ -73,6 +73,13 @@ def verify_step(
     if scoped is not None and scoped.verdict is not Verdict.GREEN:  # the gate waits for them green
         run.targets = _test_failures(scoped)
         return replace(scoped, duration_s=time.monotonic() - start), True
+    check = _full_gate(run, iteration, passed)
+    return replace(check, duration_s=time.monotonic() - start), False
+
+
+def _full_gate(run: RunState, iteration: int, passed: set[str]) -> CheckResult:
+    """The whole cascade (recording the affected-tests map when due); failing tests that just
+    passed in the subset, or at baseline every failing test, run once more (flaky or not)."""
     record = affected_step.recording_env(run)
     check = run_cascade_parallel(
         run.state.root,
@@ -91,7 +98,7 @@ def verify_step(
         )
         check = _settle(run, check, suspects)
     run.targets = _test_failures(check)
-    return replace(check, duration_s=time.monotonic() - start), False
+    return check
 
 
 def _every_stage(run: RunState) -> bool:

@@ -3,7 +3,6 @@ composes every stage; ``run_loop`` reads as one named call per step."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -13,7 +12,6 @@ from greenloop import git, signals
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.config import Config
 from greenloop.detect.stages import Cascade
-from greenloop.digest import Digest, History, build_digest, signatures_of
 from greenloop.errors import NotStarted
 from greenloop.loop import (
     affected_step,
@@ -21,30 +19,24 @@ from greenloop.loop import (
     leftovers,
     record,
     rollback,
+    run_result,
     spend,
     squash,
-    trust,
 )
 from greenloop.loop.checking import resolve_cascade
-from greenloop.loop.gate import judge_declared, verify_step
-from greenloop.loop.history import (
-    Iteration,
-    LoopResult,
-    baseline_row,
-    collected_of,
-    failing_count,
-    failing_text,
-    recommend,
-    row_verdict,
+from greenloop.loop.history import Iteration, LoopResult, baseline_row, collected_of, failing_text
+from greenloop.loop.iteration_row import (
+    agent_failure_row,
+    iteration_row,
+    progress_line,
+    record_iteration,
 )
-from greenloop.loop.policy import Action, Decision, Limits, Observation, Result, decide
+from greenloop.loop.observe import verify_and_decide
+from greenloop.loop.policy import Action, Decision, Result
 from greenloop.loop.preflight import RepoState, note_by_products, preflight
 from greenloop.loop.session import Progress, RunState
 from greenloop.loop.spend import over_budget, spent_of
-from greenloop.processes.orphans import describe
-from greenloop.report.wording import plural, verifier_state
-from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.verdict import Verdict
+from greenloop.report.wording import plural
 
 __all__ = ["DEFAULT_TASK", "Iteration", "LoopResult", "run_loop"]
 
@@ -188,7 +180,7 @@ def verify_baseline(run: RunState) -> Decision:
     _enter(run, "baseline")
     check, digest, decision = verify_and_decide(run, iteration=0, files=())
     run.baseline_collected = collected_of(check)
-    _record_iteration(run, baseline_row(check, digest), check, digest)
+    record_iteration(run, baseline_row(check, digest), check, digest)
     run.progress(
         f"baseline · verify {check.duration_s:.1f} s · {failing_text(check)} · {decision.reason or 'continue'}"
     )
@@ -219,19 +211,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
     commit = commit_iteration(run, n, outcome, exclude=by_products)
     run.agent_turn = False
     if not outcome.ok:
-        row = Iteration(
-            iteration=n,
-            verdict="agent_failure",
-            agent_exit=outcome.exit_code,
-            agent_s=outcome.duration_s,
-            commit=_made(commit),
-            files_changed=commit.files_changed,
-            agent_commits=commit.agent_commits,
-            usage=outcome.usage,
-            summary=outcome.summary,
-            output_tail=_tail(outcome.output),
-        )
-        _record_iteration(run, row, None, None)
+        record_iteration(run, agent_failure_row(n, outcome, commit), None, None)
         run.progress(
             f"iter {n}/{run.config.max_iters} · agent {outcome.duration_s:.0f} s · agent failed: "
             f"{outcome.error or 'no reason given'}"
@@ -245,9 +225,9 @@ def iterate(run: RunState, previous: Decision) -> Decision:
         )
     _enter(run, f"iter {n}/{run.config.max_iters} · verify")
     check, digest, decision = verify_and_decide(run, iteration=n, files=commit.files_changed)
-    row = _iteration_row(run, n, check, digest, outcome, commit, decision)
-    _record_iteration(run, row, check, digest)
-    run.progress(_progress_line(run, row, outcome))
+    row = iteration_row(run, n, check, digest, outcome, commit, decision)
+    record_iteration(run, row, check, digest)
+    run.progress(progress_line(run, row, outcome))
     if decision.rollback:
         rollback_edit(run, n, decision)
     else:
@@ -323,14 +303,6 @@ def note_outside_edits(run: RunState, n: int) -> None:
     run.rec.event("outside_edits", iteration=n, files=changed)
 
 
-def note_escaped(run: RunState, iteration: int, check: CheckResult) -> None:
-    """Processes a verifier stage left outside its process group were stopped: the report says."""
-    when = f"iteration {iteration}" if iteration else "the baseline"
-    for stage in check.runs:
-        if stage.result.escaped:
-            run.warnings.append(f"{when}, {stage.stage.name}: {describe(stage.result.escaped)}")
-
-
 def verifier_by_products(run: RunState) -> tuple[str, ...]:
     """Untracked files before the agent runs came from the verifier (the tree started clean)."""
     made = tuple(sorted(p for p, code in git.status_paths(run.state.root).items() if code == "??"))
@@ -363,93 +335,12 @@ def commit_iteration(
     return info
 
 
-def verify_and_decide(
-    run: RunState, *, iteration: int, files: tuple[str, ...]
-) -> tuple[CheckResult, Digest, Decision]:
-    """Run the cascade, judge it, and re-run once when the policy asks (killed, environment flake)."""
-    check, digest, obs = _observe(run, iteration, files, rerun=False)
-    decision = _decide(run, obs)
-    if run.last_subset and (decision.action is Action.STOP or decision.rollback):
-        # issue 7: every stop and rollback (stalled, regression, the caps …) is decided on a full run
-        run.observations.pop()
-        spent = check.duration_s
-        check, digest, obs = _observe(run, iteration, files, rerun=False, full=True)
-        check = replace(check, duration_s=check.duration_s + spent)
-        decision = _decide(run, obs)
-    if decision.action is Action.RERUN:
-        step = f"iter {iteration}" if iteration else "baseline"
-        run.progress(f"{step} · {decision.reason}")
-        check, digest, obs = _observe(run, iteration, files, rerun=True)
-        decision = _decide(run, obs)
-    run.prev_check, run.prev_digest = run.last_check, run.last_digest
-    run.last_check, run.last_digest = check, digest
-    return check, digest, decision
-
-
-def _observe(
-    run: RunState, iteration: int, files: tuple[str, ...], *, rerun: bool, full: bool = False
-) -> tuple[CheckResult, Digest, Observation]:
-    check, run.last_subset = verify_step(run, iteration, files, full=rerun or full)
-    note_escaped(run, iteration, check)
-    declared, broke = judge_declared(run, iteration, check) if not run.last_subset else ((), ())
-    digest = build_digest(
-        check,
-        root=run.state.root,
-        budget=run.config.budget,
-        diff=_last_diff(run, iteration),
-        history=_digest_history(run, check),
-    )
-    obs = Observation(
-        iteration=iteration,
-        verdict=Verdict.UNTRUSTED if declared else check.verdict,
-        failing=failing_count(check),
-        signatures=frozenset(digest.signatures)
-        if check.verdict is not Verdict.GREEN
-        else frozenset(),
-        files_changed=files,
-        crashed=check.crashed,
-        rerun=rerun,
-        env_in_touched_file=_env_in_touched(run, check),
-        suspicious=tuple(f.describe() for f in _review(run, check))
-        if check.verdict is Verdict.GREEN and iteration
-        else (),
-        untrusted=check.failing.classification.reasons
-        if check.verdict is Verdict.UNTRUSTED and check.failing is not None
-        else declared,
-        broke=broke,
-    )
-    run.observations.append(obs)
-    return check, digest, obs
-
-
-# ---- failing-first runs and flaky tests (issue 7) ----
-
-
-def _decide(run: RunState, obs: Observation) -> Decision:
-    limits = Limits(
-        max_iters=run.config.max_iters,
-        max_time=run.config.max_time,
-        patience=run.config.patience,
-        on_regression=run.config.on_regression,
-    )
-    return decide(run.observations, limits, elapsed=time.monotonic() - run.started)
-
-
-def _review(run: RunState, check: CheckResult) -> tuple[trust.Finding, ...]:
-    """Post-success checks over everything the run changed (seed step 6)."""
-    diff = checkpoints.diff_since(run.state, run.state.initial_sha, context=0)
-    findings = trust.review_diff(diff, allow_test_edits=run.config.allow_test_edits)
-    findings += trust.review_counts(run.baseline_collected, collected_of(check))
-    run.suspicious = trust.dedupe(findings)
-    return run.suspicious
-
-
 def rollback_edit(run: RunState, n: int, decision: Decision) -> None:
     ref = rollback.rollback(
         run.state,
         to_sha=run.checkpoint,
         keep_ref=checkpoints.attempt_ref(run.run_id, f"iter-{n}"),
-        exclude=_by_products(run),
+        exclude=run_result.by_products(run),
     )
     run.observations[-1] = replace(run.observations[-1], rolled_back=True)
     run.history[-1] = replace(run.history[-1], rolled_back=True)
@@ -470,7 +361,7 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
     if result is Result.SUCCESS and run.config.squash and len(run.history) > 1:
         squash.squash(run.state, message=f"greenloop: {decision.reason}", run_id=run.run_id)
     elif not result.passed and run.config.on_fail == "revert" and _moved(run):
-        attempt = rollback.finish_revert(run.state, run.run_id, _by_products(run))
+        attempt = rollback.finish_revert(run.state, run.run_id, run_result.by_products(run))
     elif run.history and run.history[-1].rolled_back:  # the one edit left is under its ref
         attempt = checkpoints.attempt_ref(run.run_id, f"iter-{run.history[-1].iteration}")
     inside = git.dirty_submodules(run.state.root)
@@ -479,7 +370,7 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
             f"edits inside submodule(s) {', '.join(inside)} are left uncommitted there: "
             "greenloop commits and reverts the superproject only"
         )
-    loop_result = _loop_result(run, decision, attempt)
+    loop_result = run_result.loop_result(run, decision, attempt)
     from greenloop.report import render as report
 
     run.rec.write_report(report.loop_json(loop_result))
@@ -490,258 +381,14 @@ def finish(run: RunState, decision: Decision) -> LoopResult:
 # ---- helpers ----
 
 
-def _loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:
-    assert decision.result is not None
-    check = run.last_check
-    remaining: tuple[tuple[str, str], ...] = ()
-    if check is not None and check.failing is not None and not decision.result.passed:
-        remaining = tuple((f.id, f.message[:200]) for f in check.failing.parsed.errors[:20])
-    return LoopResult(
-        run_id=run.run_id,
-        result=decision.result,
-        reason=decision.reason,
-        iterations=max(0, len(run.history) - 1),
-        max_iters=run.config.max_iters,
-        branch=run.state.branch,
-        initial_sha=run.state.initial_sha,
-        final_sha=_head(run),
-        attempt_ref=attempt,
-        duration_s=time.monotonic() - run.started,
-        history=tuple(run.history),
-        remaining_failures=remaining,
-        suspicious=run.suspicious if decision.result is Result.SUSPICIOUS_PASS else (),
-        warnings=tuple(run.warnings),
-        recommendation=recommend(
-            decision.result,
-            attempt,
-            iterations=len(run.history) - 1,
-            output=str(run.rec.path / f"iter-{len(run.history) - 1}" / "agent.txt"),
-            edited=_edited(run),
-            weakened=bool(run.suspicious),
-            hung=_hung(check),
-        )
-        + _attempt_note(run, attempt)
-        + _kept_note(run, decision.result),
-        last_digest=run.last_digest.text if run.last_digest else "",
-        record_dir=str(run.rec.path),
-        agent=run.agent.name,
-        verifier=tuple(s.display for s in run.cascade.stages),
-        flaky=tuple(run.flaky),
-        acceptance=run.acceptance,
-    )
-
-
-def _record_iteration(
-    run: RunState, row: Iteration, check: CheckResult | None, digest: Digest | None
-) -> None:
-    run.history.append(row)
-    n = row.iteration
-    if check is not None:
-        run.rec.write(
-            f"iter-{n}/verify.log",
-            "\n\n".join(f"$ {r.stage.display}{_removed(r)}\n{r.result.merged}" for r in check.runs),
-        )
-    if digest is not None:
-        run.rec.write(f"iter-{n}/digest.md", digest.text)
-    run.rec.event("iteration", **_row_event(row))
-    from greenloop.report import render as report
-
-    run.rec.write_report(
-        report.loop_json(
-            _loop_result(
-                run,
-                Decision(action=Action.STOP, result=Result.INTERRUPTED, reason="in progress"),
-                "",
-            )
-        )
-    )
-
-
-def _removed(run: StageRun) -> str:
-    """The log says which agent-detection variables the stage ran without."""
-    return f"\n(run without {', '.join(run.env_removed)})" if run.env_removed else ""
-
-
-def _row_event(row: Iteration) -> dict[str, object]:
-    return {
-        "iteration": row.iteration,
-        "verdict": row.verdict,
-        "failures": row.failures,
-        "errors": row.errors,
-        "signature": row.signature,
-        "commit": row.commit,
-        "files": list(row.files_changed),
-    }
-
-
-def _iteration_row(
-    run: RunState,
-    n: int,
-    check: CheckResult,
-    digest: Digest,
-    outcome: AgentOutcome,
-    commit: checkpoints.CommitInfo,
-    decision: Decision,
-) -> Iteration:
-    failing = check.failing
-    counts = failing.parsed.counts if failing else None
-    prev = next(
-        (
-            r
-            for r in reversed(run.history)
-            if not r.rolled_back and r.verdict in ("failed", "green")
-        ),
-        None,
-    )
-    now_failing = failing_count(check)
-    return Iteration(
-        iteration=n,
-        verdict=row_verdict(check),
-        failures=now_failing  # a monorepo's: every failing package's (issue 29)
-        if check.cascade.workspace is not None
-        else counts.failed
-        if counts and counts.summary_seen
-        else (now_failing if counts else 0),
-        errors=counts.errors if counts and check.cascade.workspace is None else 0,
-        killed=len(failing.parsed.killed) if failing else 0,
-        delta=(now_failing - (prev.failures + prev.errors))
-        if prev is not None
-        and check.verdict in (Verdict.FAILED, Verdict.GREEN)
-        and not check.crashed
-        else None,
-        signature=digest.signature,
-        digest_tokens=digest.tokens,
-        agent_exit=outcome.exit_code,
-        agent_s=round(outcome.duration_s, 3),
-        verifier_s=round(check.duration_s, 3),
-        commit=_made(commit),
-        files_changed=commit.files_changed,
-        agent_commits=commit.agent_commits,
-        usage=outcome.usage,
-        summary=outcome.summary,
-        subset=run.last_subset,
-        ran=run.last_ran,
-    )
-
-
-def _tail(output: str, lines: int = 8) -> str:
-    kept = [line.rstrip()[:200] for line in output.strip().splitlines()]
-    return "\n".join(kept[-lines:])
-
-
-def _made(commit: checkpoints.CommitInfo) -> str:
-    """The iteration's commit; empty when neither greenloop nor the agent committed anything."""
-    return commit.sha if commit.created or commit.agent_commits else ""
-
-
-def _progress_line(run: RunState, row: Iteration, outcome: AgentOutcome) -> str:
-    prev = run.history[-2] if len(run.history) > 1 else None
-    before = (
-        f"{verifier_state(prev.verdict, prev.failures + prev.errors)} → "
-        if prev is not None
-        else ""
-    )
-    now = verifier_state(row.verdict, row.failures + row.errors, " failing")
-    return (
-        f"iter {row.iteration}/{run.config.max_iters} · agent {outcome.duration_s:.0f} s · "
-        f"verify {row.verifier_s:.1f} s · {before}{now}"
-    )
-
-
-def _digest_history(run: RunState, check: CheckResult) -> History:
-    if not run.observations or run.last_digest is None:
-        return History(flaky=tuple(run.flaky))
-    now = frozenset(signatures_of(check, run.state.root))
-    seen = [o for o in run.observations if now and o.signatures == now and not o.rerun]
-    earlier: list[str] = []
-    for o in seen:
-        earlier += [f for f in o.files_changed if f not in earlier]
-    return History(
-        previous_failing=run.last_digest.failing_ids,
-        times_seen=len(seen) + 1 if seen else 0,
-        earlier_files=tuple(earlier),
-        only_before_edits=bool(seen) and all(o.iteration == 0 for o in seen),
-        # an affected packages' run names its stage (`cd packages/ui && npm test`): not a subset
-        subset=run.last_subset and not run.last_packages,
-        flaky=tuple(run.flaky),
-    )
-
-
-def _last_diff(run: RunState, iteration: int) -> str | None:
-    if iteration == 0:
-        return None
-    return checkpoints.diff_since(run.state, run.checkpoint, context=0) or None
-
-
-def _hung(check: CheckResult | None) -> bool:
-    """A stage stopped at its time limit after its runner had reported (untrusted, not timed out)."""
-    return check is not None and any(
-        r.result.timed_out and r.verdict is Verdict.UNTRUSTED for r in check.runs
-    )
-
-
-def _env_in_touched(run: RunState, check: CheckResult) -> bool:
-    failing = check.failing
-    if failing is None or failing.verdict is not Verdict.ENV_FAILURE:
-        return False
-    touched = {f for row in run.history for f in row.files_changed}
-    text = failing.result.merged
-    return any(_names(text, path) for path in touched)
-
-
-def _names(text: str, path: str) -> bool:
-    """``path`` (the repository's) appears in ``text``, not as the tail of an installed copy's
-    (``site-packages/pkg/mod.py`` is the stale copy, not the edited ``pkg/mod.py``)."""
-    if path not in text:
-        return False
-    installed = r"(?<!site-packages/)(?<!dist-packages/)(?<!node_modules/)"
-    return re.search(installed + re.escape(path), text) is not None
-
-
 def _moved(run: RunState) -> bool:
     """HEAD moved, or the tree holds edits (an agent stopped mid-call leaves them uncommitted)."""
-    if _head(run) != run.state.initial_sha:
+    if run_result.head(run) != run.state.initial_sha:
         return True
-    keep = (*_by_products(run), *run.state.ignored)
+    keep = (*run_result.by_products(run), *run.state.ignored)
     status = git.status_paths(run.state.root).items()
     return any(not (code == "??" and rollback.covered(p, keep)) for p, code in status)
 
 
-def _by_products(run: RunState) -> tuple[str, ...]:
-    return tuple(sorted(run.by_products))
-
-
-def _attempt_note(run: RunState, attempt: str) -> str:
-    """Exactly what the revert moved into the attempt ref, and the command that brings it back."""
-    if not attempt:
-        return ""
-    files = git.diff_names(run.state.root, run.state.initial_sha, attempt)
-    shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
-    return (
-        f" Moved there: {len(files)} changed file(s){': ' + shown if files else ''}. "
-        f"To bring them back into the tree: {rollback.bring_back_command(run.state.initial_sha, attempt)}"
-    )
-
-
-def _edited(run: RunState) -> bool:
-    """The last agent call changed a file (or committed); no call yet counts as an edit."""
-    last = run.history[-1] if run.history else None
-    return last is None or bool(last.files_changed or last.agent_commits)
-
-
-def _kept_note(run: RunState, result: Result) -> str:
-    """--on-fail keep: the failed attempt's commits are on the branch; how to take them off."""
-    if result.passed or run.config.on_fail != "keep" or _head(run) == run.state.initial_sha:
-        return ""
-    return (
-        f" The iteration commits stay on {run.state.branch} (--on-fail keep); "
-        f"git reset --keep {run.state.initial_sha[:12]} takes them off."
-    )
-
-
 def _remaining(run: RunState) -> float:
     return run.config.max_time - (time.monotonic() - run.started)
-
-
-def _head(run: RunState) -> str:
-    return git.rev_parse(run.state.root, "HEAD") or run.state.initial_sha

@@ -1,4 +1,5 @@
-"""The mutable state of one run, shared by loop.py and its verification step (gate.py)."""
+"""The mutable state of one run, shared by loop.py and its steps (gate.py, observe.py,
+iteration_row.py, run_result.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ Progress = Callable[[str], None]
 
 @dataclass(slots=True)
 class RunState:
-    """Mutable state of one run: read and written by loop.py and gate.py only."""
+    """Mutable state of one run: read and written by loop.py and its steps only."""
 
     state: RepoState
     run_id: str

@@ -1,11 +1,11 @@
 """Each subcommand's parser: its help, its options and their order (the --help text).
 
-Which function runs each command is cli.py's (``HANDLERS``); this module only declares.
+Which function runs each command is entry.py's (``HANDLERS``); this module only declares.
 Imported only when a parser is built, never on the Stop hook's or --version's path."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: see cli.py
+TYPE_CHECKING = False  # not typing's: see entry.py
 if TYPE_CHECKING:
     import argparse
 

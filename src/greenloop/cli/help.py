@@ -14,7 +14,7 @@ import zlib
 
 from greenloop import __version__
 
-TYPE_CHECKING = False  # see cli.py: typing is not imported on the way to --help
+TYPE_CHECKING = False  # see entry.py: typing is not imported on the way to --help
 if TYPE_CHECKING:
     from collections.abc import Callable
 

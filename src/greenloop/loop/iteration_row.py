@@ -12,7 +12,7 @@ from greenloop.loop.run_result import loop_result
 from greenloop.loop.session import RunState
 from greenloop.report.wording import verifier_state
 from greenloop.verify.cascade import CheckResult, StageRun
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 
 def record_iteration(

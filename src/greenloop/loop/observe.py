@@ -15,7 +15,7 @@ from greenloop.loop.policy import Action, Decision, Limits, Observation, decide
 from greenloop.loop.session import RunState
 from greenloop.processes.orphans import describe
 from greenloop.verify.cascade import CheckResult
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 
 def verify_and_decide(

@@ -11,7 +11,7 @@ from greenloop.loop.history import LoopResult, recommend
 from greenloop.loop.policy import Decision, Result
 from greenloop.loop.session import RunState
 from greenloop.verify.cascade import CheckResult
-from greenloop.verify.classify import Verdict
+from greenloop.verify.verdict import Verdict
 
 
 def loop_result(run: RunState, decision: Decision, attempt: str) -> LoopResult:

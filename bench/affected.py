@@ -32,8 +32,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from greenloop import affected
 from greenloop.bench.mutate import draw, mutants_of
+from greenloop.verify import affected
 
 PLUGIN = Path(__file__).resolve().parents[1] / "src/greenloop/parsers/greenloop_pytest_plugin.py"
 

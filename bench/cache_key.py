@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import HEADER, load, machine, row, today, verdict
 
-from greenloop.detect import Cascade, Stage
-from greenloop.verify_cache import compute_key
+from greenloop.detect.stages import Cascade, Stage
+from greenloop.verify.cache import compute_key
 
 GOAL_MS = 20.0
 

@@ -1,4 +1,4 @@
-"""Capture throughput and peak RSS: 1 GiB of output through greenloop.process.run_command (issue 2).
+"""Capture throughput and peak RSS: 1 GiB of output through greenloop.processes.process.run_command (issue 2).
 
 Compared with the same command writing to /dev/null. Each measurement runs in a fresh Python
 process that reports its own peak RSS (resource.getrusage(RUSAGE_SELF).ru_maxrss) after the run.
@@ -32,7 +32,7 @@ PRODUCERS = {
 
 MEASURE = r"""
 import json, resource, sys, time
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
 cmd, sink = sys.argv[1], sys.argv[2]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()

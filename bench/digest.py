@@ -39,12 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _harness import HEADER, REPO, machine, row, today, verdict
 
 from case_files import project_root  # a case's repository files, as the conformance test lays them
-from greenloop.classify import classify
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, installed, parse_output
-from greenloop.process import ProcessResult, strip_ansi
-from greenloop.verify import CheckResult, StageRun, repo_modules
+from greenloop.processes.process import ProcessResult, strip_ansi
+from greenloop.verify.cascade import CheckResult, StageRun, repo_modules
+from greenloop.verify.classify import classify
 
 CORPUS = REPO / "tests" / "resources" / "outputs"
 BUDGET = 2000

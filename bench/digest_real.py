@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import digest as base
 from _harness import REPO
 
-from greenloop.process import strip_ansi
+from greenloop.processes.process import strip_ansi
 
 REAL = REPO / "tests" / "resources" / "real"
 PEER = "pytest-receptor"

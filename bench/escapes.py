@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from greenloop import orphans
-from greenloop.process import run_command
+from greenloop.processes import orphans
+from greenloop.processes.process import run_command
 
 ESCAPE = Path(__file__).resolve().parent.parent / "tests" / "resources" / "escape.py"
 

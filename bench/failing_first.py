@@ -22,7 +22,7 @@ from pathlib import Path
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.loop import LoopResult, run_loop
+from greenloop.loop.loop import LoopResult, run_loop
 
 PYTHON = sys.executable
 FILES = 10

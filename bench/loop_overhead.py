@@ -27,7 +27,7 @@ from _harness import HEADER, PYTHON, load, machine, row, today
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.loop import run_loop
+from greenloop.loop.loop import run_loop
 
 START = 5
 VERIFIER = """import sys

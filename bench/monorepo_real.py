@@ -41,7 +41,7 @@ from typing import Any
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config
-from greenloop.loop import run_loop
+from greenloop.loop.loop import run_loop
 
 # project -> (leaf case, shared case): (file, the good text, the planted bug)
 CASES: dict[str, dict[str, tuple[str, str, str]]] = {

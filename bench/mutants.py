@@ -15,8 +15,8 @@ from pathlib import Path
 
 from greenloop import git
 from greenloop.bench import seed
-from greenloop.checking import check
 from greenloop.config import Config
+from greenloop.loop.checking import check
 
 
 def main(argv: list[str]) -> None:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import acceptance
 from greenloop.batch.tasks import parse_tasks
 from greenloop.config import build_config
 from greenloop.errors import FatalError
-from greenloop.html_report import render_html
-from greenloop.report import render_run
+from greenloop.report.html import render_html
+from greenloop.report.render import render_run
+from greenloop.verify import acceptance
 
 TIMEOUT_S = 240
 

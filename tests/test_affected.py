@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from greenloop import affected, affected_imports, subset
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.detect import Stage
-from greenloop.loop import LoopResult, run_loop
-from greenloop.verify import StageRun, run_stage
+from greenloop.detect.stages import Stage
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.verify import affected, affected_imports, subset
+from greenloop.verify.cascade import StageRun, run_stage
 from test_subset import js_project, js_runners  # noqa: F401  (the session's npm install)
 
 pytest.importorskip("coverage")  # a dev dependency: the map is recorded with it

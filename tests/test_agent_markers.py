@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.instrument import without_agent_markers
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
+from greenloop.verify.instrument import without_agent_markers
 
 PY = sys.executable
 AGENT_ENVS = (

@@ -18,7 +18,7 @@ from greenloop.agents.tools import read_file, tool_specs
 from greenloop.demo.script import Reply, Response, ToolCall
 from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 OPS = "def mul(a, b):\n    return a + b\n"

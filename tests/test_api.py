@@ -35,7 +35,7 @@ def test_library_api_runs_check_and_the_loop_without_the_cli(
 
 def test_importing_greenloop_loads_none_of_the_heavy_modules() -> None:
     code = (
-        "import sys, greenloop.cli\n"
+        "import sys, greenloop.cli.entry\n"
         "heavy = [m for m in ('rich', 'jinja2', 'openai', 'mcp', 'defusedxml') if m in sys.modules]\n"
         "print(heavy)\n"
     )

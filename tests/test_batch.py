@@ -28,7 +28,7 @@ from greenloop.batch.tasks import parse_tasks
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
-from greenloop.report import render_run
+from greenloop.report.render import render_run
 
 TIMEOUT_S = 240
 
@@ -181,7 +181,7 @@ def test_batch_ctrl_c_interrupts_running_tasks_and_a_second_run_resumes(tmp_path
 
 def test_batch_cli_parser_imports_neither_ray_nor_the_batch_runner() -> None:
     probe = (
-        "import sys; from greenloop.cli import build_parser; build_parser(); "
+        "import sys; from greenloop.cli.entry import build_parser; build_parser(); "
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('greenloop.batch.')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -18,7 +18,7 @@ from greenloop.bench.mutate import mutants_of
 from greenloop.bench.names import agent_names
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
-from greenloop.html_report import CHART_H, PAD_B, PAD_T
+from greenloop.report.html import CHART_H, PAD_B, PAD_T
 
 VERIFY = (sys.executable, "-B", "test_lib.py")
 

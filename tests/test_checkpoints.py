@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import checkpoints as cp
-from greenloop import git, runlock
+from greenloop import git
 from greenloop.errors import FatalError
-from greenloop.preflight import RepoState, preflight
-from greenloop.recover import recover
-from greenloop.rollback import finish_revert, rollback
-from greenloop.squash import squash
+from greenloop.loop import checkpoints as cp
+from greenloop.loop import runlock
+from greenloop.loop.preflight import RepoState, preflight
+from greenloop.loop.recover import recover
+from greenloop.loop.rollback import finish_revert, rollback
+from greenloop.loop.squash import squash
 
 MakeRepo = Callable[..., Path]
 
@@ -401,7 +402,7 @@ CHILD = """
 import sys, time
 from pathlib import Path
 from greenloop import checkpoints as cp
-from greenloop.preflight import preflight
+from greenloop.loop.preflight import preflight
 root = Path(sys.argv[1])
 state = preflight(root)
 with cp.acquire_lock(state, "killed-run"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.cli import build_parser
+from greenloop.cli.entry import build_parser
 
 PY = sys.executable
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.cli import _hook_handler, _stop_hook_args, build_parser
+from greenloop.cli.entry import _hook_handler, _stop_hook_args, build_parser
 
 PY = sys.executable
 
@@ -32,7 +32,11 @@ def test_cli_help_is_argparse_help_both_when_rendered_and_when_kept(
     assert first.stdout == second.stdout
     assert first.stdout.startswith("usage: greenloop")
     parser_text = subprocess.run(
-        [PY, "-c", f"from greenloop.cli import build_parser; build_parser().parse_args({argv!r})"],
+        [
+            PY,
+            "-c",
+            f"from greenloop.cli.entry import build_parser; build_parser().parse_args({argv!r})",
+        ],
         env=dict(os.environ, COLUMNS="100"),
         capture_output=True,
         text=True,

@@ -95,8 +95,8 @@ def test_a_damaged_store_is_compiled_again_and_written_anew(tmp_path: Path) -> N
 def test_importing_greenloop_leaves_the_dataclasses_module_alone(tmp_path: Path) -> None:
     probe = (
         "import dataclasses\n"
-        "import greenloop.checking, greenloop.integrations.claude_hook\n"
-        "from greenloop.cli import main\n"
+        "import greenloop.loop.checking, greenloop.integrations.claude_hook\n"
+        "from greenloop.cli.entry import main\n"
         "main(['--version'])\n"
         "print('exec' in vars(dataclasses))\n"
     )

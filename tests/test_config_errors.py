@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.cli import main
+from greenloop.cli.entry import main
 
 BAD_CONFIGS = {
     "tool-greenloop-int": ("pyproject.toml", "[tool]\ngreenloop = 5\n", "tool.greenloop"),

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from case_files import project_root
-from greenloop.classify import classify
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.parsers import ParserInput, installed, parse_output
-from greenloop.process import ProcessResult, strip_ansi
-from greenloop.report import check_json
-from greenloop.verify import CheckResult, StageRun
+from greenloop.processes.process import ProcessResult, strip_ansi
+from greenloop.report.render import check_json
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import classify
 
 REAL = Path(__file__).parent / "resources" / "real"
 COMPARE = Path(__file__).parents[1] / "scripts" / "conformance" / "compare.py"

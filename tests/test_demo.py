@@ -135,7 +135,7 @@ def test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo(
 
 
 def test_demo_without_pytest_says_so_and_exits_2(tmp_path: Path) -> None:
-    code = "import sys; sys.modules['pytest'] = None; from greenloop.cli import main; sys.exit(main(['demo']))"
+    code = "import sys; sys.modules['pytest'] = None; from greenloop.cli.entry import main; sys.exit(main(['demo']))"
     proc = subprocess.run(
         [PY, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     )
@@ -148,7 +148,7 @@ def test_demo_without_pytest_says_so_and_exits_2(tmp_path: Path) -> None:
 def test_demo_names_every_missing_dependency_in_one_message(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['pytest'] = sys.modules['openai'] = None; "
-        "from greenloop.cli import main; sys.exit(main(['demo']))"
+        "from greenloop.cli.entry import main; sys.exit(main(['demo']))"
     )
     proc = subprocess.run(
         [PY, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
@@ -163,7 +163,7 @@ def test_demo_names_every_missing_dependency_in_one_message(tmp_path: Path) -> N
 def test_demo_without_the_openai_sdk_names_the_llm_extra_and_exits_2(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['openai'] = None; "
-        "from greenloop.cli import main; sys.exit(main(['demo']))"
+        "from greenloop.cli.entry import main; sys.exit(main(['demo']))"
     )
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     proc = subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.config import Config, StageSpec
-from greenloop.detect import command_from_args, detect_cascade, python_interpreter
+from greenloop.detect.stages import command_from_args, detect_cascade, python_interpreter
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

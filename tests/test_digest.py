@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.classify import classify
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import History, build_digest, estimate_tokens, normalize
 from greenloop.digest.first import MAX_DETAIL, detail_lines
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import ProcessResult
+from greenloop.processes.process import ProcessResult
 from greenloop.redact import redact
-from greenloop.report import render_github
-from greenloop.verify import CheckResult, StageRun
+from greenloop.report.render import render_github
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import classify
 
 OUTPUTS = Path(__file__).parent / "resources" / "outputs"
 REAL = Path(__file__).parent / "resources" / "real"  # the conformance corpus: <runner>/<case>/

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from greenloop.digest import build_digest, estimate_tokens
-from greenloop.process import strip_ansi
-from greenloop.verify import CheckResult
+from greenloop.processes.process import strip_ansi
+from greenloop.verify.cascade import CheckResult
 from test_digest import REAL
 from test_digest import load as load_case
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from greenloop.digest import build_digest
-from greenloop.report import check_json, render_github
+from greenloop.report.render import check_json, render_github
 from test_digest import load
 
 PY = sys.executable

@@ -12,8 +12,8 @@ import pytest
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.loop import LoopResult, run_loop
-from greenloop.policy import Result
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.loop.policy import Result
 
 PY = sys.executable
 STAGE = (StageSpec(name="test", run=f"{PY} -m pytest -q -p no:cacheprovider"),)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.loop import DEFAULT_TASK
+from greenloop.loop.loop import DEFAULT_TASK
 
 PACK = Path(__file__).parent / "resources" / "swebench" / "more-itertools.git.tar.gz"
 BASE = "aa8c480086052d4c2a64490d3214e67b7c6e674b"  # the base of instance ...-cf186b5

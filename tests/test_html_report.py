@@ -13,9 +13,9 @@ import pytest
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.html_report import build_chart, classify_diff_line
-from greenloop.loop import LoopResult, run_loop
-from greenloop.policy import Result
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.loop.policy import Result
+from greenloop.report.html import build_chart, classify_diff_line
 
 PY = sys.executable
 CHROMIUM = Path("/usr/bin/chromium")
@@ -196,7 +196,7 @@ def test_diff_lines_are_classified_by_their_prefix() -> None:
 
 
 def test_report_text_is_escaped_not_interpreted(tmp_path: Path) -> None:
-    from greenloop.html_report import render_html
+    from greenloop.report.html import render_html
 
     data = {
         "run_id": "r1",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import instrument
+from greenloop.verify import instrument
 
 
 def env_of(argv: tuple[str, ...], root: Path, **environ: str) -> dict[str, str]:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from greenloop.classify import Verdict, classify
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
+from greenloop.verify.classify import Verdict, classify
 from test_conformance import check
 
 REAL = Path(__file__).parent / "resources" / "real"

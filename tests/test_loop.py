@@ -19,8 +19,8 @@ from greenloop.agents.scripted import scripted
 from greenloop.batch.limiter import FileSlots, LimitedAgent
 from greenloop.config import Config, StageSpec
 from greenloop.errors import FatalError
-from greenloop.loop import LoopResult, run_loop
-from greenloop.policy import Result
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.loop.policy import Result
 
 PY = sys.executable
 CALC = """\

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import report
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.loop import run_loop
-from greenloop.policy import Result
+from greenloop.loop.loop import run_loop
+from greenloop.loop.policy import Result
+from greenloop.report import render as report
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n"

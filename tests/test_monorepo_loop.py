@@ -14,8 +14,8 @@ import pytest
 
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config
-from greenloop.loop import LoopResult, run_loop
-from greenloop.policy import Result
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.loop.policy import Result
 
 TEST_JS = """\
 const test = require('node:test');
@@ -222,7 +222,7 @@ def test_an_edit_in_the_base_crate_runs_it_and_the_crates_that_depend_on_it(
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_report_says_which_packages_each_iteration_ran(make_repo: Callable[..., Path]) -> None:
-    from greenloop import report
+    from greenloop.report import render as report
 
     root = make_repo(js_workspace(cli="a + b + 1"))
     half = {"replace": "packages/cli/index.js", "old": "a + b + 1", "new": "a + b"}

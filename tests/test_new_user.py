@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import report
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
-from greenloop.loop import run_loop
+from greenloop.loop.loop import run_loop
+from greenloop.report import render as report
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a - b\n"
@@ -254,7 +254,7 @@ def test_a_timeout_the_user_set_is_told_as_their_limit_and_where_it_was_set(
 
 def test_the_default_timeout_still_reads_as_a_likely_hang(tmp_path: Path) -> None:
     from greenloop.config import Config
-    from greenloop.detect import detect_cascade
+    from greenloop.detect.stages import detect_cascade
 
     cascade = detect_cascade(tmp_path, Config(), ["sleep", "1"])
     assert cascade is not None

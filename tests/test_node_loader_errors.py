@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from greenloop.classify import Verdict, classify
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.parsers.model import Failure, ParseResult
-from greenloop.process import ProcessResult
+from greenloop.processes.process import ProcessResult
+from greenloop.verify.classify import Verdict, classify
 
 REAL = Path(__file__).parent / "resources" / "real"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from greenloop.config import Config
-from greenloop.detect import detect_cascade
+from greenloop.detect.packages import Workspace, affected_cascade, find_workspace
+from greenloop.detect.stages import detect_cascade
 from greenloop.errors import FatalError
-from greenloop.packages import Workspace, affected_cascade, find_workspace
 
 REAL = Path(__file__).parent / "resources" / "workspaces"
 
@@ -343,7 +343,7 @@ def test_several_pyproject_files_under_a_root_with_no_project_are_packages(tmp_p
 
 
 def test_the_plan_names_the_packages_with_no_verifier(tmp_path: Path) -> None:
-    from greenloop.packages import plan_line
+    from greenloop.detect.packages import plan_line
 
     line = plan_line(workspace(real(tmp_path, "remix-the-web")))
     assert line.startswith("  packages (pnpm-workspace.yaml): 19 (10 with no verifier: ")

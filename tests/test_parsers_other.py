@@ -33,7 +33,7 @@ from greenloop.parsers import (
     uvu,
 )
 from greenloop.parsers.model import Failure
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
 
 # Catastrophic regex backtracking would take minutes: fail instead of hanging CI.
 HANG_GUARD_S = 30.0

@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from case_files import project_root
-from greenloop.classify import Verdict, classify
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output, parser_for
 from greenloop.parsers import pytest as pytest_parser
 from greenloop.parsers.model import Failure, Kind
-from greenloop.process import ProcessResult
+from greenloop.processes.process import ProcessResult
+from greenloop.verify.classify import Verdict, classify
 
 # Catastrophic regex backtracking would take minutes: fail instead of hanging CI.
 HANG_GUARD_S = 30.0

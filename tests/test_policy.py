@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from greenloop.classify import Verdict
-from greenloop.policy import Action, Limits, Observation, Result, decide
+from greenloop.loop.policy import Action, Limits, Observation, Result, decide
+from greenloop.verify.classify import Verdict
 
 A = frozenset({"a"})
 B = frozenset({"b"})

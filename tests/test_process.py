@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from cli_process import alive
-from greenloop.process import build_env, run_command, strip_ansi, watch_output
+from greenloop.processes.process import build_env, run_command, strip_ansi, watch_output
 
 PY = sys.executable
 HANG_GUARD_S = 30.0
@@ -179,7 +179,7 @@ def test_the_live_display_sees_the_commands_output_but_not_greenloops_own_git_ca
     # a run's status line showed "verify · 5 s · +# touched" and a commit id: git's diff and
     # rev-parse for greenloop's bookkeeping, not the verifier's output
     from greenloop import git
-    from greenloop.process import watch_output
+    from greenloop.processes.process import watch_output
 
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     seen: list[bytes] = []

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from cli_process import alive, greenloop
-from greenloop import orphans
-from greenloop.process import run_command
+from greenloop.processes import orphans
+from greenloop.processes.process import run_command
 
 PY = sys.executable
 ESCAPE = (Path(__file__).parent / "resources" / "escape.py").read_text()

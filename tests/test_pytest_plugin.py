@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from greenloop import instrument
-from greenloop.detect import Stage
+from greenloop.detect.stages import Stage
 from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.parsers.model import Kind
-from greenloop.verify import run_stage
+from greenloop.verify import instrument
+from greenloop.verify.cascade import run_stage
 
 TESTS = """\
 import os, signal

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli_process import git, greenloop
-from greenloop.pyversion import requires_python, satisfies
+from greenloop.verify.pyversion import requires_python, satisfies
 
 
 @pytest.mark.parametrize(

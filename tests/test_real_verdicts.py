@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from greenloop.classify import Verdict, classify
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import Digest, build_digest
 from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.parsers.model import Failure, Kind
-from greenloop.process import ProcessResult, run_command
-from greenloop.report import check_json
-from greenloop.verify import CheckResult, StageRun
+from greenloop.processes.process import ProcessResult, run_command
+from greenloop.report.render import check_json
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import Verdict, classify
 
 RESOURCES = Path(__file__).parent / "resources"
 REAL_CASES = (

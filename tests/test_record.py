@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from greenloop import record
 from greenloop.errors import FatalError
+from greenloop.loop import record
 
 MakeRepo = Callable[..., Path]
 
@@ -105,7 +105,7 @@ def test_main_runs_prints_a_table(make_repo: MakeRepo, capsys: pytest.CaptureFix
 CHILD = """
 import sys, time
 from pathlib import Path
-from greenloop.record import RunRecord
+from greenloop.loop.record import RunRecord
 rec = RunRecord.create(Path(sys.argv[1]), "killed")
 for i in range(20):
     rec.event("step", i=i, text="x" * 1000)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from greenloop.detect import Stage
+from greenloop.detect.stages import Stage
 from greenloop.parsers.model import Failure, Kind
-from greenloop.process import run_command
-from greenloop.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
-from greenloop.verify import StageRun, run_stage
+from greenloop.processes.process import run_command
+from greenloop.verify.cascade import StageRun, run_stage
+from greenloop.verify.subset import FAILFAST_ENV, SELECT_ENV, Subset, narrow, touched_test_files
 
 PY = sys.executable
 
@@ -477,8 +477,8 @@ def _waits_for(peer: str, me: str, code: int) -> str:
 
 
 def test_read_only_stages_run_concurrently(tmp_path: Path) -> None:
-    from greenloop.detect import Cascade
-    from greenloop.verify import run_cascade_parallel
+    from greenloop.detect.stages import Cascade
+    from greenloop.verify.cascade import run_cascade_parallel
 
     lint = Stage(name="lint", command=_waits_for("t", "l", 0), why="")
     typ = Stage(name="type", command=_waits_for("l", "t", 0), why="")
@@ -490,9 +490,9 @@ def test_read_only_stages_run_concurrently(tmp_path: Path) -> None:
 def test_parallel_cascade_gives_the_sequential_result_and_digest(tmp_path: Path) -> None:
     import re
 
-    from greenloop.detect import Cascade
+    from greenloop.detect.stages import Cascade
     from greenloop.digest import build_digest
-    from greenloop.verify import run_cascade, run_cascade_parallel
+    from greenloop.verify.cascade import run_cascade, run_cascade_parallel
 
     def cmd(out: str, code: int) -> str:
         return f"{PY} -c \"import sys; print('{out}'); sys.exit({code})\""

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
 from test_conformance import check
 
 REAL = Path(__file__).parent / "resources" / "real"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.parsers import ParserInput, parse_output
-from greenloop.process import run_command
+from greenloop.processes.process import run_command
 from test_conformance import check
 
 REAL = Path(__file__).parent / "resources" / "real"

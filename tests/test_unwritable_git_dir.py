@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cli_process import git, greenloop
-from greenloop import verify_cache
+from greenloop.verify import cache as verify_cache
 from test_claude_hook import CALC_BUG, digest_of, hook, project, reply, stop_event
 
 

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.integrations.claude_hook import HookReply, run_hook
-from greenloop.verify_cache import compute_key, tree_state
+from greenloop.verify.cache import compute_key, tree_state
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a + b\n"

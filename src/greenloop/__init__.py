@@ -12,17 +12,17 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "check": "greenloop.checking",
-    "run_loop": "greenloop.loop",
-    "LoopResult": "greenloop.history",
-    "Iteration": "greenloop.history",
+    "check": "greenloop.loop.checking",
+    "run_loop": "greenloop.loop.loop",
+    "LoopResult": "greenloop.loop.history",
+    "Iteration": "greenloop.loop.history",
     "Config": "greenloop.config",
     "StageSpec": "greenloop.config",
     "Agent": "greenloop.agents.base",
     "AgentRequest": "greenloop.agents.base",
     "AgentOutcome": "greenloop.agents.base",
-    "Result": "greenloop.policy",
-    "Verdict": "greenloop.classify",
+    "Result": "greenloop.loop.policy",
+    "Verdict": "greenloop.verify.classify",
     "FatalError": "greenloop.errors",
     "run_batch": "greenloop.batch.run",
     "BatchResult": "greenloop.batch.run",

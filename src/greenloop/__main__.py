@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from greenloop.cli import main
+from greenloop.cli.entry import main
 
 raise SystemExit(main())

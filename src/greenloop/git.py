@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from greenloop.errors import FatalError
-from greenloop.process import ProcessResult, run_command
+from greenloop.processes.process import ProcessResult, run_command
 
 GIT_TIMEOUT_S = 120.0
 # GIT_* variables that choose which config files git reads, never which repository it works on.

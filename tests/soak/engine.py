@@ -504,7 +504,7 @@ def malformed_configs() -> Iterator[tuple[str, str]]:
 
 
 def config_trials(tally: Tally, limit: int | None = None) -> int:
-    from greenloop.cli import main
+    from greenloop.cli.entry import main
 
     cases = list(malformed_configs())[:limit]
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:

@@ -14,8 +14,8 @@ from greenloop.agents.base import AgentOutcome, AgentRequest, Usage
 from greenloop.agents.presets import PRESETS
 from greenloop.agents.usage import REPORTS_USAGE, usage_from_file, usage_from_output
 from greenloop.errors import FatalError
-from greenloop.orphans import describe
-from greenloop.process import build_env, executable_of, run_command, shell_can_run
+from greenloop.processes.orphans import describe
+from greenloop.processes.process import build_env, executable_of, run_command, shell_can_run
 
 _SUMMARY = re.compile(r"^\s*(?:greenloop[-_ ])?summary:\s*(\S.*)$", re.IGNORECASE | re.MULTILINE)
 

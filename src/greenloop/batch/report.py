@@ -153,7 +153,7 @@ def render_markdown(s: Mapping[str, Any]) -> str:
 def render_html(s: Mapping[str, Any], out: Path | None, page_dir: Path | None = None) -> str:
     """One page, styled as a run's page; task links are relative to ``page_dir`` (where it is
     written; the current directory for stdout), so they resolve wherever ``-o`` puts it."""
-    from greenloop.html_report import RESULT_TONES, template_env
+    from greenloop.report.html import RESULT_TONES, template_env
 
     def tone(result: object) -> str:
         return "invalid" if result == INVALID else RESULT_TONES.get(str(result), "bad")
@@ -196,7 +196,7 @@ def _task_link(task: Mapping[str, Any], out: Path | None, page_dir: Path) -> str
     report = record / "report.json"
     if not report.is_file():
         return ""
-    from greenloop.html_report import render_html as render_run_html
+    from greenloop.report.html import render_html as render_run_html
 
     page = record / "report.html"
     page.write_text(render_run_html(json.loads(report.read_text(encoding="utf-8"))), "utf-8")

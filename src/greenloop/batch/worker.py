@@ -20,11 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from greenloop.acceptance import WrongDeclaration
 from greenloop.batch import workspace
 from greenloop.batch.limiter import FileSlots, LimitedAgent, Slots
 from greenloop.batch.tasks import Task
 from greenloop.errors import FatalError
+from greenloop.verify.acceptance import WrongDeclaration
 
 PARENT_POLL_S = 0.5
 
@@ -104,7 +104,7 @@ def _run_loop(
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     from greenloop.agents.factory import make_agent
     from greenloop.config import load_config
-    from greenloop.loop import run_loop
+    from greenloop.loop.loop import run_loop
 
     task = job.task
     config = load_config(dest, _overrides(job))
@@ -308,7 +308,7 @@ def _interrupt_when_orphaned() -> Iterator[None]:
 
 
 def main(argv: list[str]) -> int:
-    from greenloop import orphans
+    from greenloop.processes import orphans
 
     orphans.own_process()  # a worker process of greenloop's own, as the command line is
     stage = Path(argv[0])

@@ -13,7 +13,7 @@ from pathlib import Path
 from greenloop import git
 from greenloop.batch.tasks import Task
 from greenloop.errors import FatalError
-from greenloop.process import ProcessResult, build_env, run_command
+from greenloop.processes.process import ProcessResult, build_env, run_command
 
 BRANCH = "greenloop-batch"
 SETUP_TIMEOUT_S = 1800.0

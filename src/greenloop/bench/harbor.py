@@ -31,11 +31,11 @@ from typing import Any
 from greenloop import git
 from greenloop.bench import seed
 from greenloop.bench.mutate import Mutant
-from greenloop.classify import Verdict
 from greenloop.config import Config, load_config
 from greenloop.errors import FatalError
+from greenloop.loop.trust import is_test_path
 from greenloop.redact import redact
-from greenloop.trust import is_test_path
+from greenloop.verify.classify import Verdict
 
 FORMAT = "harbor"
 REWARD_DIR = "/logs/verifier"
@@ -63,7 +63,7 @@ def export_harbor(
     setup: str | None = None,
 ) -> tuple[HarborTask, ...]:
     """Select mutants as ``run_bench`` does and write each as ``dest/<mutant id>/``."""
-    from greenloop.checking import check, resolve_cascade
+    from greenloop.loop.checking import check, resolve_cascade
 
     root = Path(repo).resolve()
     dest = Path(dest).resolve()
@@ -183,7 +183,7 @@ def _task_toml(spec: _Spec, commit: str) -> str:
 
 
 def _instruction(spec: _Spec) -> str:
-    from greenloop.loop import DEFAULT_TASK
+    from greenloop.loop.loop import DEFAULT_TASK
 
     verifier = "; ".join(f"`{c}`" for c in spec.commands)
     return (

@@ -17,7 +17,7 @@ from greenloop.bench.report import (
     label,
     pair_line,
 )
-from greenloop.html_report import (
+from greenloop.report.html import (
     CHART_H,
     CHART_W,
     PAD_B,

@@ -13,9 +13,9 @@ from greenloop import git
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import Mutant
 from greenloop.bench.names import agent_names
-from greenloop.classify import Verdict
 from greenloop.config import load_config
 from greenloop.errors import FatalError
+from greenloop.verify.classify import Verdict
 
 BENCH = "bench.json"
 ARMS = {"digest": ("digest",), "raw": ("raw",), "both": ("digest", "raw")}
@@ -42,7 +42,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Seed ``mutants`` bugs, run every agent on each under each feedback arm; write bench.json."""
     from greenloop.batch.run import run_batch
-    from greenloop.checking import check, resolve_cascade
+    from greenloop.loop.checking import check, resolve_cascade
 
     root = Path(repo).resolve()
     out = Path(out).resolve()

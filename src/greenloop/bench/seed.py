@@ -16,9 +16,9 @@ from pathlib import Path
 from greenloop import git
 from greenloop.bench import sources
 from greenloop.bench.mutate import Mutant, draw
-from greenloop.classify import Verdict
 from greenloop.config import Config
 from greenloop.errors import FatalError
+from greenloop.verify.classify import Verdict
 
 SETUP_TIMEOUT_S = 1800.0
 FIXED_DATE = "2000-01-01T00:00:00+00:00"  # same seed, same commit: the id never says when
@@ -53,8 +53,8 @@ def select(
     max_failing: int,
 ) -> Selection:
     """Draw with the seed; keep a mutant when the verifier fails with it in a trusted way."""
-    from greenloop.checking import check
-    from greenloop.history import failing_count
+    from greenloop.loop.checking import check
+    from greenloop.loop.history import failing_count
 
     kept: list[Mutant] = []
     tried = 0
@@ -129,7 +129,7 @@ def seed_repository(repo: Path, mutant: Mutant, dest: Path) -> Path:
 def prepare_clean(repo: Path, dest: Path, setup: str | None) -> Path:
     """The tree the mutants are selected in: HEAD exported, then the user's setup run in it
     (``npm ci``, ``go mod download`` …); kept across reruns of the same DIR."""
-    from greenloop.process import run_command
+    from greenloop.processes.process import run_command
 
     if dest.exists():
         return dest

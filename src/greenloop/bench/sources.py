@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from greenloop.bench import clike, mutate
 from greenloop.bench.mutate import Mutant
 from greenloop.bench.tokens import LANGS
-from greenloop.trust import VERIFIER_CONFIG, is_test_path
+from greenloop.loop.trust import VERIFIER_CONFIG, is_test_path
 
 NOT_SOURCE_DIRS = frozenset(
     [

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from greenloop import git, report
+from greenloop import git
 from greenloop.agents.base import Agent, AgentOutcome, AgentRequest
 from greenloop.config import Config
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
-from greenloop.loop import LoopResult, run_loop
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.report import render as report
 
 PROJECT = Path(__file__).parent / "project"
 MODEL = "scripted-demo"

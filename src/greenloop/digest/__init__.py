@@ -15,8 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.anchor import parse_diff
-from greenloop.classify import Verdict
+from greenloop.digest.anchor import parse_diff
 from greenloop.digest.budget import (
     CHARS_PER_TOKEN,
     DEFAULT_BUDGET,
@@ -29,7 +28,8 @@ from greenloop.digest.layout import History, header, last_lines, primary, sectio
 from greenloop.parsers.generic import rstrip_lines
 from greenloop.parsers.model import Failure
 from greenloop.redact import redact
-from greenloop.verify import CheckResult, StageRun
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import Verdict
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -6,8 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop.anchor import EditAnchor
-from greenloop.classify import Verdict, runs_tests
+from greenloop.digest.anchor import EditAnchor
 from greenloop.digest.budget import Section
 from greenloop.digest.clusters import common_spot, render_others, shared_location
 from greenloop.digest.declared import declared_install
@@ -16,7 +15,8 @@ from greenloop.digest.frames import first_location, is_project, relative
 from greenloop.digest.values import direct_ids
 from greenloop.parsers.generic import MAX_LINE, rstrip_lines
 from greenloop.parsers.model import Counts, Failure, Kind
-from greenloop.verify import CheckResult, StageRun
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import Verdict, runs_tests
 
 TAIL_LINES = 40
 FIRST_WINDOW = 15
@@ -361,7 +361,7 @@ def _locked(root: Path) -> bool:
 
 def _node_install(tool: str, root: Path) -> str:
     """A node project whose dependencies are not installed (a fresh clone: `mocha: not found`)."""
-    from greenloop.detect import package_json  # only for a command that is missing
+    from greenloop.detect.stages import package_json  # only for a command that is missing
 
     lock = next((lock for lock, m in LOCKFILES if m == tool and (root / lock).exists()), "")
     if lock and not (root / "node_modules").is_dir():  # tiny-invariant's `yarn jest`, fresh

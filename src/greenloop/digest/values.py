@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from greenloop.anchor import EditAnchor
+from greenloop.digest.anchor import EditAnchor
 from greenloop.digest.compact import compact
 from greenloop.digest.frames import is_project, relative
 from greenloop.parsers.model import Failure, Kind

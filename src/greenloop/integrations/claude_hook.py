@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from greenloop.digest import Digest
-    from greenloop.verify import CheckResult
+    from greenloop.verify.cascade import CheckResult
 
 __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
 PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
@@ -133,9 +133,9 @@ def read_payload(raw: str) -> tuple[dict[str, Any], str]:
 
 def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = True) -> HookReply:
     # Imported here so that even a broken install is reported by run_hook, not crashed on.
-    from greenloop.checking import resolve_cascade, run_or_reuse
     from greenloop.config import load_config
-    from greenloop.verify_cache import Reuse
+    from greenloop.loop.checking import resolve_cascade, run_or_reuse
+    from greenloop.verify.cache import Reuse
 
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
@@ -175,8 +175,8 @@ def decide(
     now: float | None = None,
 ) -> tuple[HookReply, HookState]:
     """Pure: the verdict and the session's state -> allow, tell the user, or block."""
-    from greenloop.classify import Verdict
-    from greenloop.report import VERDICT_WORDS
+    from greenloop.report.render import VERDICT_WORDS
+    from greenloop.verify.classify import Verdict
 
     ended = replace(state, ended=True)
     verdict = result.verdict

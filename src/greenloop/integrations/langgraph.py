@@ -62,8 +62,8 @@ def make_fix_node(agent: Agent) -> Node:
 
     def node(state: Mapping[str, Any]) -> dict[str, Any]:
         from greenloop.config import load_config
-        from greenloop.loop import run_loop
-        from greenloop.policy import Result
+        from greenloop.loop.loop import run_loop
+        from greenloop.loop.policy import Result
 
         root = Path(state["repo"]).resolve()
         overrides = {"task": state.get("task"), "max_iters": state.get("max_iters")}

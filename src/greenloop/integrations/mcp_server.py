@@ -79,11 +79,12 @@ def verify_json(
 ) -> dict[str, Any]:
     from dataclasses import replace
 
-    from greenloop import git, report
-    from greenloop.checking import cache_store, resolve_cascade, run_or_reuse
+    from greenloop import git
     from greenloop.config import load_config
     from greenloop.digest import build_digest
-    from greenloop.verify_cache import Reuse
+    from greenloop.loop.checking import cache_store, resolve_cascade, run_or_reuse
+    from greenloop.report import render as report
+    from greenloop.verify.cache import Reuse
 
     config = load_config(root)
     if all_stages:
@@ -100,9 +101,9 @@ def verify_json(
 
 
 def detect_json(root: Path) -> dict[str, Any]:
-    from greenloop import report
-    from greenloop.checking import resolve_cascade
     from greenloop.config import load_config
+    from greenloop.loop.checking import resolve_cascade
+    from greenloop.report import render as report
 
     cascade = resolve_cascade(root, load_config(root))
     data: dict[str, Any] = json.loads(report.render_cascade(cascade, "json"))
@@ -110,7 +111,7 @@ def detect_json(root: Path) -> dict[str, Any]:
 
 
 def last_report_json(root: Path, run_id: str = "last") -> dict[str, Any]:
-    from greenloop import record
+    from greenloop.loop import record
 
     try:
         return record.load_report(record.common_dir_of(root), run_id)

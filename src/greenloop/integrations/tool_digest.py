@@ -14,17 +14,17 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from greenloop.classify import Verdict, classify
 from greenloop.config import load_config
-from greenloop.detect import Cascade, Stage
+from greenloop.detect.stages import Cascade, Stage
 from greenloop.digest import build_digest
 from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
 from greenloop.parsers import ParseResult, ParserInput, parse_output
-from greenloop.process import ProcessResult, strip_ansi
+from greenloop.processes.process import ProcessResult, strip_ansi
 from greenloop.redact import redact
-from greenloop.verify import CheckResult, StageRun, repo_modules
+from greenloop.verify.cascade import CheckResult, StageRun, repo_modules
+from greenloop.verify.classify import Verdict, classify
 
 KEEP = 20
 """Saved outputs kept per repository; older ones are pruned."""

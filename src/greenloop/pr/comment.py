@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from greenloop.history import LoopResult
-from greenloop.policy import Result
+from greenloop.loop.history import LoopResult
+from greenloop.loop.policy import Result
 from greenloop.pr import Action
 from greenloop.pr.forge import COMMENT_MARKER, PrContext
 

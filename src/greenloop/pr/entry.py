@@ -25,9 +25,9 @@ def main(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> i
     from greenloop import git
     from greenloop.agents.factory import make_agent
     from greenloop.config import load_config
-    from greenloop.live import open_display
     from greenloop.pr.flow import run_pr
-    from greenloop.process import watch_output
+    from greenloop.processes.process import watch_output
+    from greenloop.report.live import open_display
 
     if args.forge != "gitlab":
         from greenloop.pr.github import own_event
@@ -88,8 +88,8 @@ def render(result: PrResult, fmt: str, root: Path) -> str:
         return redact(json.dumps(data, indent=2)) + "\n"
     if not result.run_id:
         return f"greenloop pr: {result.reason}\n"
-    from greenloop import report
     from greenloop.pr.comment import pr_view
+    from greenloop.report import render as report
 
     text = report.render_run_text(pr_view(_report_json(root, result.run_id), result.action))
     lines = [
@@ -102,7 +102,7 @@ def render(result: PrResult, fmt: str, root: Path) -> str:
 
 
 def _report_json(root: Path, run_id: str) -> dict[str, Any]:
-    from greenloop import record
+    from greenloop.loop import record
 
     if not run_id:
         return {}
@@ -111,7 +111,7 @@ def _report_json(root: Path, run_id: str) -> dict[str, Any]:
 
 
 def _write_html(root: Path, run_id: str, path: Path) -> None:
-    from greenloop.html_report import render_html
+    from greenloop.report.html import render_html
 
     path.write_text(redact(render_html(_report_json(root, run_id))), encoding="utf-8")
     print(f"wrote {path}", file=sys.stderr)
@@ -120,7 +120,7 @@ def _write_html(root: Path, run_id: str, path: Path) -> None:
 def write_outputs(result: PrResult, markdown: str, environ: Mapping[str, str]) -> None:
     """``$GITHUB_OUTPUT`` gets result, iterations, action and the report's path; the step summary
     the Markdown report."""
-    from greenloop import report
+    from greenloop.report import render as report
 
     outputs = {
         "result": result.result,

@@ -8,18 +8,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from greenloop import git, report
+from greenloop import git
 from greenloop.agents.base import Agent
 from greenloop.config import Config
-from greenloop.history import LoopResult
-from greenloop.loop import run_loop
-from greenloop.policy import Result
+from greenloop.loop.history import LoopResult
+from greenloop.loop.loop import run_loop
+from greenloop.loop.policy import Result
+from greenloop.loop.session import Progress
 from greenloop.pr import Action, PrResult
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
 from greenloop.pr.comment import comment_body, pr_view
 from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
 from greenloop.redact import redact
-from greenloop.session import Progress
+from greenloop.report import render as report
 
 log = logging.getLogger(__name__)
 OWN_COMMIT = "nothing to do: the newest commit is greenloop's own"
@@ -149,7 +150,7 @@ def annotate(
         return ()
     if git.rev_parse(root, "HEAD") != loop.initial_sha or git.status_paths(root, untracked="no"):
         return ()
-    from greenloop.checking import check
+    from greenloop.loop.checking import check
 
     result, digest = check(root, command, config=config)
     failing = result.failing

@@ -1,0 +1,1 @@
+"""argparse -> Config -> one library call per subcommand -> an int exit code."""

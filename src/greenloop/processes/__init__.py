@@ -1,0 +1,1 @@
+"""Running one command: process (capture, cap, time out, kill the group) and orphans (what escaped the group)."""

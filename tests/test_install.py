@@ -299,6 +299,32 @@ def test_install_raises_copilots_30_second_default_to_the_verifiers_timeout(
     ]
 
 
+def test_install_gives_copilot_the_shell_output_hook_on_its_bash_tool_only(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    greenloop(root, "install", "copilot", home=tmp_path)
+    data = settings(root / PROJECT_FILES["copilot"])
+    assert data["hooks"]["postToolUse"] == [
+        {
+            "type": "command",
+            "bash": "greenloop hook post-tool --host copilot",
+            "matcher": "bash",
+            "timeoutSec": 60,
+        }
+    ]
+    listed = greenloop(root, "install", "--list", home=tmp_path).stdout
+    assert "installed: agentStop, postToolUse" in listed
+
+
+def test_install_for_copilot_without_tool_output_writes_the_stop_hook_only(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    greenloop(root, "install", "copilot", "--no-tool-output", home=tmp_path)
+    assert set(settings(root / PROJECT_FILES["copilot"])["hooks"]) == {"agentStop"}
+
+
 def test_install_gives_gemini_its_timeout_in_milliseconds_and_the_shell_output_hook(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:

@@ -1,5 +1,5 @@
-"""``greenloop hook post-tool`` end to end: the real Claude Code and Gemini CLI run a real pytest
-suite through their shell tool, and the scripted model server on 127.0.0.1 records what the
+"""``greenloop hook post-tool`` end to end: the real Claude Code, Gemini CLI and Copilot CLI run a
+real pytest suite through their shell tool, and the scripted model server on 127.0.0.1 records what the
 model was sent next: the digest, not the raw output (issue 25)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.digest import estimate_tokens
+from greenloop.integrations.install_hosts import Settings, target
 
 TESTS, FAILING = 250, 50
 SHOP = (
@@ -129,6 +130,51 @@ def run_gemini(repo: Path, tmp_path: Path) -> str:
     return str(response.get("error") or response.get("output"))
 
 
+def run_copilot(repo: Path, tmp_path: Path) -> str:
+    """Copilot CLI runs the suite once through its bash tool, with the postToolUse entry
+    ``greenloop install copilot`` writes; the tool result the model was sent next."""
+    bin_dir = require_cli("copilot")
+    home = tmp_path / "home"
+    spec = target("copilot", repo, global_=False, settings=Settings(base="greenloop"), environ={})
+    [entry] = [e for e in spec.entries if e.event == "postToolUse"]
+    spec.path.parent.mkdir(parents=True)
+    spec.path.write_text(json.dumps({"version": 1, "hooks": {entry.event: [entry.hook]}}))
+    # `python` from this interpreter's bin dir: a path outside the folder needs a permission
+    # -p cannot ask for; initial_wait: past it (default 30 s) the result is a partial run
+    call = Reply.call(
+        "bash",
+        "Running the tests.",
+        command="python -m pytest -p no:cacheprovider",
+        description="run the tests",
+        initial_wait=300,
+    )
+    with ReplayServer([call, Reply.say("Read the results.")], api="chat") as server:
+        environ = clean_environ(
+            home,
+            Path(sys.executable).parent,
+            bin_dir,
+            COPILOT_PROVIDER_BASE_URL=server.base_url,
+            COPILOT_PROVIDER_API_KEY="sk-dummy",
+            COPILOT_MODEL="gpt-4.1",
+            COPILOT_OFFLINE="true",
+            COPILOT_AUTO_UPDATE="false",
+            COPILOT_ALLOW_ALL="true",  # "true" exactly: also trusts the folder, so its hooks load
+        )
+        copilot = subprocess.run(
+            ["copilot", "-p", "Run the test suite.", "--allow-all-tools", "--no-auto-update"],
+            cwd=repo,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert copilot.returncode == 0, copilot.stdout + copilot.stderr
+    message = server.main_requests[1]["messages"][-1]
+    assert message["role"] == "tool", message
+    return str(message["content"])
+
+
 def assert_digest_of_the_red_suite(seen: str) -> None:
     assert estimate_tokens(seen) <= 2000, seen
     assert f"{FAILING} failed, {TESTS - FAILING} passed" in seen
@@ -170,3 +216,23 @@ def test_gemini_cli_sends_the_model_the_digest_of_a_red_suite_not_its_output(
     seen = run_gemini(repo, tmp_path)
     assert_digest_of_the_red_suite(seen)
     assert "FAILED tests/test_shop.py::test_price_245" in saved_output(repo)
+
+
+def test_copilot_cli_sends_the_model_the_digest_of_a_red_suite_not_its_output(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = shop_repo(make_repo, SHOP)
+    seen = run_copilot(repo, tmp_path)
+    assert_digest_of_the_red_suite(seen)
+    assert "Output too large" not in seen  # Copilot's own stand-in for a long output is gone
+    assert "FAILED tests/test_shop.py::test_price_245" in saved_output(repo)
+
+
+def test_copilot_cli_sends_one_line_for_a_green_suite(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    repo = shop_repo(make_repo, FIXED)
+    seen = run_copilot(repo, tmp_path)
+    assert estimate_tokens(seen) <= 60, seen
+    assert seen.startswith(f"greenloop: green: {TESTS} passed"), seen
+    assert "\n" not in seen.strip()

@@ -192,12 +192,22 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         event="agentStop",
         hook={"type": "command", "bash": _stop(s, "copilot"), "timeoutSec": s.timeout_s},
     )
+    # fires for a command that exits non-zero too; the matcher keeps it off every other tool
+    tool = Entry(
+        event="postToolUse",
+        hook={
+            "type": "command",
+            "bash": f"{s.base} {POST_TOOL} --host copilot",
+            "matcher": "bash",
+            "timeoutSec": TOOL_OUTPUT_TIMEOUT_S,
+        },
+    )
     return Target(
         host="copilot",
         path=path,
         grouped=False,
-        entries=(stop,),
-        events=("agentStop",),
+        entries=(stop, tool) if s.tool_output else (stop,),
+        events=("agentStop", "postToolUse"),
         command_key="bash",
         own_file=True,
     )

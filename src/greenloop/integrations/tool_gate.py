@@ -15,7 +15,7 @@ MAX_INPUT = 16 * 1024 * 1024
 """Hook input bytes read at most; past it the output passes through with a one-line note."""
 ENV_SWITCH = "GREENLOOP_TOOL_OUTPUT"
 OFF_VALUES = frozenset({"0", "false", "no", "off"})
-SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command"})
+SHELL_TOOLS = frozenset({"Bash", "bash", "run_shell_command", "shell", "exec_command"})
 # Any word that may start a verifier; a command with none of them is not one.
 CANDIDATE = re.compile(
     r"(?<![\w.-])(?:pytest|py\.test|unittest|tox|nox|npm|pnpm|yarn|bun|vitest|jest|mocha|ava|"
@@ -52,8 +52,8 @@ def nothing_to_do(raw: bytes | int, environ: Mapping[str, str] = os.environ) -> 
         return False
     if not isinstance(data, dict):
         return False
-    tool_input = data.get("tool_input")
-    if data.get("tool_name") not in SHELL_TOOLS or not isinstance(tool_input, dict):
+    tool, tool_input = tool_of(data)
+    if tool not in SHELL_TOOLS or not isinstance(tool_input, dict):
         return True
     command = tool_input.get("command")
     if not isinstance(command, str):
@@ -63,6 +63,14 @@ def nothing_to_do(raw: bytes | int, environ: Mapping[str, str] = os.environ) -> 
     cwd = data.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else environ.get("CLAUDE_PROJECT_DIR", ".")
     return not configures_stages(base)
+
+
+def tool_of(data: Mapping[str, object]) -> tuple[object, object]:
+    """The tool's name and input: snake_case (Claude Code, Gemini CLI, Copilot CLI's Claude-format
+    events) or camelCase (Copilot CLI's own ``toolName``, ``toolArgs``)."""
+    if "toolName" in data:
+        return data.get("toolName"), data.get("toolArgs")
+    return data.get("tool_name"), data.get("tool_input")
 
 
 def configures_stages(cwd: str) -> bool:

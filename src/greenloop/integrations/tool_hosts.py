@@ -16,6 +16,14 @@ Gemini CLI (0.61.0): ``AfterTool`` carries ``tool_response.llmContent`` (``Outpu
 ``Exit Code: N`` and ``Process Group PGID: …`` lines, wrapped in ``<untrusted_context>``);
 ``decision: "deny"`` with ``reason`` replaces what the model reads (0.61.0 does not yet read the
 documented ``hookSpecificOutput.tool_output``; it is sent too, for the versions that do).
+
+GitHub Copilot CLI (1.0.102): ``postToolUse`` carries ``toolName: "bash"``, ``toolArgs`` and
+``toolResult: {resultType, textResultForLlm}``, for a command that exits non-zero too (the
+tool itself succeeded); the text ends with ``<shellId: N completed with exit code M>`` (a command
+still running after ``initial_wait`` says so instead), and a long output (29 KB was) is saved to a
+file the text names (``Saved to: …``), in place of all but a 500-character preview. ``modifiedResult.textResultForLlm`` replaces what the model reads. Its Claude-format
+events (``.claude/settings.json``, or ``PostToolUse`` in its own hooks folder) send the same in
+snake_case (``tool_result.text_result_for_llm``) and take the same reply.
 """
 
 from __future__ import annotations
@@ -25,11 +33,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from greenloop.integrations.tool_gate import SHELL_TOOLS
+from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
-HOSTS = ("claude", "gemini")
+HOSTS = ("claude", "gemini", "copilot")
 PERSISTED_CAP = 16 * 1024 * 1024
-"""Characters read at most from the file Claude Code saved a long output in."""
+"""Characters read at most from the file the host saved a long output in."""
 _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
 _GEMINI_TAIL = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
 WRAP_HEAD = "{ "
@@ -38,6 +46,8 @@ _EXIT_MARK = re.compile(r"\n*\[greenloop: exit (\d+)\]\s*\Z")
 _GEMINI_WRAP = re.compile(
     r"\A\s*<untrusted_context[^>]*>\n?(.*?)\n?</untrusted_context>\s*\Z", re.S
 )
+_COPILOT_END = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (\d+)>\s*\Z")
+_COPILOT_SAVED = re.compile(r"\AOutput too large to read at once [^\n]*?Saved to: ([^\n]+?)\n")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,14 +71,15 @@ class ToolCall:
 def detect_host(data: dict[str, object], named: str | None) -> str:
     if named:
         return named
+    if "toolName" in data or "tool_result" in data:  # Copilot CLI's own events, its Claude-format
+        return "copilot"
     event = data.get("hook_event_name")
     return "gemini" if event == "AfterTool" or "llmContent" in _response(data) else "claude"
 
 
 def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall | None:
     """None when the event is not a finished shell command (another tool, a background run)."""
-    tool = data.get("tool_name")
-    tool_input = data.get("tool_input")
+    tool, tool_input = tool_of(data)
     if tool not in SHELL_TOOLS or not isinstance(tool_input, dict):
         return None
     command = tool_input.get("command")
@@ -77,6 +88,8 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
     cwd = data.get("cwd")
     base = Path(cwd) if isinstance(cwd, str) and cwd else default_cwd
     event = str(data.get("hook_event_name") or "")
+    if host == "copilot":  # no wrap needed: postToolUse fires for a failing command too
+        return _copilot_call(data, command, base, event)
     if event == "PreToolUse":
         background = tool_input.get("run_in_background") is True
         return ToolCall(
@@ -171,12 +184,54 @@ def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -
     )
 
 
+def _copilot_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    result = data.get("toolResult", data.get("tool_result"))
+    if not isinstance(result, dict):
+        return None  # preToolUse
+    ran = _copilot_output(result.get("textResultForLlm", result.get("text_result_for_llm")))
+    if ran is not None and is_wrapped(command):  # a Claude-format PreToolUse entry wrapped it
+        command, ran = command[len(WRAP_HEAD) : -len(WRAP_TAIL)], _unmarked(ran[0])
+    if ran is None:
+        return None
+    result_type = result.get("resultType", result.get("result_type"))
+    return ToolCall(
+        host="copilot",
+        event=event or "postToolUse",
+        command=command,
+        cwd=cwd,
+        output=ran[0],
+        exit_code=ran[1],
+        response={"resultType": result_type if isinstance(result_type, str) else "success"},
+    )
+
+
+def _copilot_output(text: object) -> tuple[str, int] | None:
+    """The merged output and exit code; None while the command runs on past ``initial_wait``,
+    or when only the preview of a long output is left (its file is gone)."""
+    end = _COPILOT_END.search(text) if isinstance(text, str) else None
+    if not isinstance(text, str) or not end:
+        return None
+    output = text[: end.start()]
+    saved = _COPILOT_SAVED.match(output)
+    if saved:
+        output = _read_capped(saved.group(1))
+    return (output, int(end.group(1))) if output or not saved else None
+
+
+def _unmarked(output: str) -> tuple[str, int] | None:
+    """A wrapped command's output less the last line, which gives its own exit code."""
+    mark = _EXIT_MARK.search(output, max(0, len(output) - 200))
+    return (output[: mark.start()], int(mark.group(1))) if mark else None
+
+
 def _persisted(response: dict[str, object]) -> str:
     """The whole output, where Claude Code kept it in a file (``stdout`` holds its first 30 000
     characters only, ``BASH_MAX_OUTPUT_LENGTH``)."""
     path = response.get("persistedOutputPath")
-    if not isinstance(path, str) or not path:
-        return ""
+    return _read_capped(path) if isinstance(path, str) and path else ""
+
+
+def _read_capped(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
             return file.read(PERSISTED_CAP)
@@ -205,6 +260,8 @@ def render_reply(call: ToolCall, text: str) -> str:
         return json.dumps(
             {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
         )
+    if call.host == "copilot":
+        return json.dumps({"modifiedResult": {**call.response, "textResultForLlm": text}})
     specific: dict[str, object]
     if call.host == "gemini":
         specific = {"hookEventName": "AfterTool", "tool_output": text}

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from greenloop.integrations.tool_hosts import ToolCall
 
 MAX_INPUT = tool_gate.MAX_INPUT
-EXIT_NON_BLOCKING = 1  # Claude Code and Gemini CLI: shown to the user, the session goes on
+EXIT_NON_BLOCKING = 1  # Claude Code, Gemini CLI, Copilot CLI: output unchanged, the session goes on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

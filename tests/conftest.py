@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -84,6 +85,21 @@ def _hangup_reaches_children() -> Iterator[None]:
         signal.signal(signal.SIGHUP, _ignore)
     yield
     signal.signal(signal.SIGHUP, previous)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _bare_inner_pytest() -> Iterator[None]:
+    """The projects the tests run pytest on are not this venv's: its plugins (langsmith, anyio,
+    hypothesis, xdist) cost ~3 s of CPU per inner ``python -m pytest`` (0.3 s without them), which
+    was most of the suite's work. Set in each worker once it has started, so the suite's own
+    session keeps its plugins; an inner run that needs one names it (``-p xdist``)."""
+    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    yield
+    if previous is None:
+        del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+    else:
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
 
 
 def _git(root: Path, *args: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -241,11 +243,38 @@ def test_touched_test_files_keeps_python_and_js_test_files_only() -> None:
 
 @pytest.fixture(scope="session")
 def js_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """node_modules with jest 30 and vitest 4 (CI has node and npm; the registry is reachable)."""
+    """node_modules with jest 30 and vitest 4 (CI has node and npm; the registry is reachable),
+    installed once per run under a file lock (an install per xdist worker cost ~50 s on 2 cores),
+    then hard-linked into each worker's own directory: vitest writes its results cache inside
+    node_modules, and two workers' runs must not share that file."""
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         pytest.fail("node and npm are needed: these tests install jest and vitest with npm")
-    prefix = tmp_path_factory.mktemp("js-runners")
+    shared = run_wide_dir(tmp_path_factory) / "js-runners"
+    with (shared.parent / "js-runners.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (shared / "installed").exists():
+            install_js_runners(npm, shared)
+    own = tmp_path_factory.mktemp("js-runners")
+    copy = subprocess.run(
+        ["cp", "-al", str(shared / "node_modules"), str(own)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert copy.returncode == 0, copy.stderr
+    return own / "node_modules"
+
+
+def run_wide_dir(factory: pytest.TempPathFactory) -> Path:
+    """This run's temporary root: under xdist the parent of each worker's (pytest-N/popen-gwX)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def install_js_runners(npm: str, prefix: Path) -> None:
+    shutil.rmtree(prefix, ignore_errors=True)  # a worker that failed half-way left it
+    prefix.mkdir()
     argv = [
         npm,
         "install",
@@ -263,7 +292,7 @@ def js_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f"\n{done.merged[-2000:]}"
         )
     print(f"npm install jest@30 vitest@4: {done.duration_s:.1f} s")
-    return prefix / "node_modules"
+    (prefix / "installed").touch()
 
 
 def js_project(root: Path, modules: Path, files: dict[str, str], *, esm: bool = False) -> Path:

@@ -75,7 +75,8 @@ def add_hook(sub: SubParsers) -> None:
         "Cursor (the host is read from the event; claude-stop is the same hook). Green allows the "
         "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
         "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
-        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool): "
+        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool, "
+        "Copilot CLI postToolUse): "
         "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
     p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")

@@ -401,7 +401,7 @@ def orphan(lock: runlock.RunLock) -> None:
 CHILD = """
 import sys, time
 from pathlib import Path
-from greenloop import checkpoints as cp
+from greenloop.loop import checkpoints as cp
 from greenloop.loop.preflight import preflight
 root = Path(sys.argv[1])
 state = preflight(root)

@@ -17,7 +17,7 @@ from cli_process import greenloop
 # annotations are then the field types themselves, as dataclasses makes them.
 SCRIPT = '''
 import dataclasses, json, sys
-from greenloop import codecache
+from greenloop.cli import codecache
 if sys.argv[1] == "cache":
     codecache.install("probe")
 

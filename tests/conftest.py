@@ -15,13 +15,14 @@ PY = sys.executable
 # `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
 # under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
 SLOW_FIRST = (
+    # the four longest (120-190 s quiet) at 0, 2, 4 and 6: two by two, each goes to its own worker
     "test_harbor_export.py::test_exported_mutants_are_harbor_tasks_that_fail_on_the_bug",
-    "test_swebench.py::test_a_no_op_agent_solves_0_of_5",
-    "test_swebench.py::test_the_fix_of_each_real_instance_solves_5_of_5",
     "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",
-    "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
+    "test_swebench.py::test_a_no_op_agent_solves_0_of_5",
     "test_presets.py::test_aider_preset_edits_the_file_and_restores_its_chat_history",
+    "test_swebench.py::test_the_fix_of_each_real_instance_solves_5_of_5",
     "test_demo.py::test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo",
+    "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
     "test_action.py::test_the_action_fixes_a_red_pr",  # two venvs + pip installs: 20-130 s
     "test_loop.py::test_failure_count_not_falling_stops_as_non_convergence",
     "test_flaky.py::test_success_is_never_declared_on_a_subset_that_passes",
@@ -60,6 +61,16 @@ def _slow_rank(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Slowest first."""
     items.sort(key=_slow_rank)  # stable: the rest keep their order
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist's ``load`` scheduling first hands each worker a run of consecutive tests, a quarter
+    of its share (~117 of 1,875 with ``-n 4``): the first worker got every test in SLOW_FIRST
+    and ran them one after another (swebench, Harbor, the walkthrough: ~600 s) while the others
+    finished early. Two at a time deals them out across the workers; a bigger chunk given on
+    the command line stays."""
+    if getattr(config.option, "maxschedchunk", 0) is None:
+        config.option.maxschedchunk = 2
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -210,6 +210,33 @@ def test_the_gate_still_runs_the_full_cascade_and_catches_a_regression_outside_t
     assert isinstance(affected.load(store, root, files(root), COMMAND), affected.Map)
 
 
+def test_only_the_gates_after_an_edit_record_the_map_not_the_baseline_nor_a_stops_confirmation(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recording doubles a pytest run's cost and is kept from a green run only: the red baseline
+    and the full run that confirms a stop decided on a red subset run plain."""
+    log = tmp_path / "sessions.log"
+    monkeypatch.setenv("SESSIONS_LOG", str(log))
+    says = (
+        "import os\n\n\ndef pytest_sessionstart(session):\n"
+        "    with open(os.environ['SESSIONS_LOG'], 'a') as f:\n"
+        "        f.write('rec\\n' if os.environ.get('GREENLOOP_PYTEST_COVERAGE') else 'plain\\n')\n"
+    )
+    broken = {**FILES, "calc.py": "def add(a, b):\n    return a - b\n", "conftest.py": says}
+    capped = loop(
+        make_repo(broken, name="capped"), [[{"write": "notes.txt", "text": "x\n"}]], max_iters=1
+    )
+    assert capped.result.value != "success"
+    assert "recording" not in " ".join(row.ran for row in capped.history)
+    assert set(log.read_text().split()) == {"plain"}  # baseline, its re-run, subset, confirmation
+    log.unlink()
+    fixed = loop(make_repo(broken, name="fixed"), [[FIX_ADD]])
+    assert fixed.result.value == "success"
+    assert fixed.history[-1].ran.endswith("the full cascade, recording the affected-tests map")
+    assert log.read_text().split()[-1] == "rec"  # the gate, last, and only it
+    assert log.read_text().split().count("rec") == 1
+
+
 def test_subset_auto_catches_a_regression_in_the_affected_step(
     make_repo: Callable[..., Path],
 ) -> None:

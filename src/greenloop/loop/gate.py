@@ -73,23 +73,25 @@ def verify_step(
     if scoped is not None and scoped.verdict is not Verdict.GREEN:  # the gate waits for them green
         run.targets = _test_failures(scoped)
         return replace(scoped, duration_s=time.monotonic() - start), True
-    check = _full_gate(run, iteration, passed)
+    # the map is kept from a green run only, and recording doubles a pytest run's cost: not at
+    # baseline (the loop starts because it is red) nor on a run confirming a stop on a red subset
+    check = _full_gate(run, iteration, passed, record=bool(iteration) and not full)
     return replace(check, duration_s=time.monotonic() - start), False
 
 
-def _full_gate(run: RunState, iteration: int, passed: set[str]) -> CheckResult:
+def _full_gate(run: RunState, iteration: int, passed: set[str], *, record: bool) -> CheckResult:
     """The whole cascade (recording the affected-tests map when due); failing tests that just
     passed in the subset, or at baseline every failing test, run once more (flaky or not)."""
-    record = affected_step.recording_env(run)
+    record_env = affected_step.recording_env(run) if record else {}
     check = run_cascade_parallel(
         run.state.root,
         run.cascade,
         timeout=run.config.timeout,
         all_stages=_every_stage(run),
-        environ={**os.environ, **record},
+        environ={**os.environ, **record_env},
     )
-    affected_step.keep_recording(run, check, record)
-    _ran(run, "the full cascade" + (", recording the affected-tests map" if record else ""))
+    affected_step.keep_recording(run, check, record_env)
+    _ran(run, "the full cascade" + (", recording the affected-tests map" if record_env else ""))
     ids = failing_test_ids(check.failing)
     if run.config.subset != "off":
         # baseline: every failing test once more; later: those that just passed in the subset

@@ -40,6 +40,11 @@ def plan(run: RunState) -> Plan:
         if narrowed is None:
             return Plan(subset=None, reason="none: the runner has no related-tests mode here")
         return Plan(subset=narrowed, reason=f"tests related to {_count_files(changed)} (runner)")
+    if tool == "go":
+        from greenloop.verify import affected_go
+
+        chosen = affected_go.related(stage, changed, root)
+        return Plan(subset=chosen.subset, reason=chosen.reason)
     if tool != "pytest":
         return Plan(subset=None, reason=f"none: no affected selection for {tool} yet")
     choice = affected.choose(
@@ -111,7 +116,7 @@ def plan_line(state: RepoState, cascade: Cascade, mode: str) -> str:
 
 def _test_stage(run: RunState) -> tuple[Stage | None, str]:
     last = run.last_check
-    runs = [r for r in last.runs if r.parsed.tool in ("pytest", "js")] if last else []
+    runs = [r for r in last.runs if r.parsed.tool in ("pytest", "js", "go")] if last else []
     if len(runs) != 1:
         return None, ""
     return _cascade_stage(run, runs[0].stage.name), runs[0].parsed.tool

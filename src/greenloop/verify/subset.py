@@ -270,13 +270,22 @@ def _go(
 
 def _go_flags(args: Sequence[str]) -> list[str] | None:
     """The flags to keep (``-run``/``-skip`` dropped, packages dropped), None if one is unknown."""
+    split = go_split(args)
+    return split[0] if split else None
+
+
+def go_split(args: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """``go test``'s arguments as (the flags to keep, ``-run``/``-skip`` dropped; the package
+    patterns), None on a flag we cannot carry over."""
     kept: list[str] = []
+    patterns: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
         name = "-" + arg.lstrip("-").split("=", 1)[0] if arg.startswith("-") else ""
         if not name:
-            i += 1  # a package pattern: replaced by the failing packages
+            patterns.append(arg)  # replaced by the packages chosen
+            i += 1
             continue
         if name in _GO_BOOL and "=" not in arg:
             kept.append(arg)
@@ -288,7 +297,7 @@ def _go_flags(args: Sequence[str]) -> list[str] | None:
         if name not in ("-run", "-skip"):
             kept += pair
         i += len(pair)
-    return kept
+    return kept, patterns
 
 
 _GO_ID = re.compile(r"^(?P<pkg>\S+?)\.(?P<test>(?:Test|Example|Fuzz)\w*)(?:/.*)?$")

@@ -25,6 +25,8 @@ a directory source:
     # serde, serde_derive, serde_derive_internals: AGENTS.md "Test command: `cargo test --lib
     # --tests`" (their doctests need `--features derive`, as serde's CI runs them); serde_test's
     # tests are its doctests: "Test command: `cargo test --features serde/derive,serde/rc`"
+    # the leaf: serde_test_suite (test_suite/, tests only), which no crate depends on; its bug is in
+    # a helper under tests/, so that case runs as with --allow-test-edits
     .venv/bin/python bench/monorepo_real.py cargo /tmp/mr-real/serde
 """
 
@@ -42,6 +44,7 @@ from typing import Any
 from greenloop.agents.scripted import scripted
 from greenloop.config import Config
 from greenloop.loop.loop import run_loop
+from greenloop.loop.trust import is_test_path
 
 # project -> (leaf case, shared case): (file, the good text, the planted bug)
 CASES: dict[str, dict[str, tuple[str, str, str]]] = {
@@ -59,6 +62,12 @@ CASES: dict[str, dict[str, tuple[str, str, str]]] = {
     },
     # serde-rs/serde v1.0.156 (5 crates), offline: setup in the module docstring
     "cargo": {
+        # serde_test_suite: no crate depends on it; its helper for `#[serde(with = "bytes")]`
+        "leaf": (
+            "test_suite/tests/bytes/mod.rs",
+            "Ok(v.as_bytes().to_vec())",
+            "Ok(v.as_bytes()[1..].to_vec())",
+        ),
         "shared": (
             "serde_test/src/ser.rs",
             "assert_next_token!(self, Bool(v));",
@@ -131,15 +140,18 @@ def one_case(project: Path, kind: str, case: str) -> dict[str, Any]:
         noted = bad.replace("\n", " // checked\n", 1) if "\n" in bad else f"{bad} // checked"
         note = {"replace": path, "old": bad, "new": noted}
         fix = {"replace": path, "old": noted, "new": good}
+        # a bug in test code (serde_test_suite is tests only) is fixed in test code: as
+        # --allow-test-edits, else the green is flagged suspicious (test_modified), as it should be
+        tests_only = is_test_path(path)
+        config = Config(max_iters=3, allow_test_edits=tests_only)
         lines: list[str] = []
         started = time.monotonic()
-        result = run_loop(
-            root, scripted([[note], [fix]]), config=Config(max_iters=3), progress=lines.append
-        )
+        result = run_loop(root, scripted([[note], [fix]]), config=config, progress=lines.append)
         record = Path(result.record_dir)
         events = [json.loads(x) for x in (record / "events.jsonl").read_text().splitlines()]
         return {
             "case": case,
+            "allow_test_edits": tests_only,
             "result": result.result.value,
             "seconds": round(time.monotonic() - started, 1),
             "iterations": [

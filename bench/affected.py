@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from greenloop.bench.mutate import draw, mutants_of
+from greenloop.bench.sources import is_source
 from greenloop.verify import affected
 
 PLUGIN = Path(__file__).resolve().parents[1] / "src/greenloop/parsers/greenloop_pytest_plugin.py"
@@ -170,7 +171,13 @@ def real_project(args: argparse.Namespace) -> None:
 
 def mutants(args: argparse.Namespace, plugin: Path, store: Path, command: str) -> None:
     root = args.project
-    sources = [f for f in files_of(root) if f.startswith(args.source) and f.endswith(".py")]
+    # a prefix cannot leave out tests kept inside the package (networkx/**/tests/): the bench's
+    # own rule for source files does
+    sources = [
+        f
+        for f in files_of(root)
+        if f.startswith(args.source) and f.endswith(".py") and is_source(f)
+    ]
     candidates = [m for f in sources for m in mutants_of(f, (root / f).read_text())]
     found = contained = bugs = false_greens = missed_bugs = tried = 0
     for m in draw(candidates, 10_000, args.seed):

@@ -349,3 +349,55 @@ def test_the_plan_names_the_packages_with_no_verifier(tmp_path: Path) -> None:
     assert line.startswith("  packages (pnpm-workspace.yaml): 19 (10 with no verifier: ")
     assert "remix-the-scripts" in line
     assert "and 6 more); each iteration runs the packages its edit affects" in line
+
+
+def serde_like(root: Path) -> Path:
+    """serde's layout: serde_derive_internals/src is a tracked symlink to
+    ../serde_derive/src/internals, so both crates compile those files."""
+    member = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
+    write(
+        root,
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["serde_derive", "serde_derive_internals", "other"]\n',
+            "serde_derive/Cargo.toml": member.format("serde_derive"),
+            "serde_derive/src/lib.rs": "mod internals;\n",
+            "serde_derive/src/internals/mod.rs": "pub fn ast() {}\n",
+            "serde_derive_internals/Cargo.toml": member.format("serde_derive_internals")
+            + '\n[lib]\npath = "lib.rs"\n',
+            "serde_derive_internals/lib.rs": '#[path = "src/mod.rs"]\nmod src;\n',
+            "other/Cargo.toml": member.format("other"),
+            "other/src/lib.rs": "pub fn other() {}\n",
+        },
+    )
+    (root / "serde_derive_internals/src").symlink_to("../serde_derive/src/internals")
+    for args in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    return root
+
+
+def test_an_edit_behind_a_tracked_symlink_runs_the_package_that_links_to_it_too(
+    tmp_path: Path,
+) -> None:
+    root = serde_like(tmp_path)
+    cascade = detect_cascade(root, Config())
+    assert cascade is not None
+    scope = affected_cascade(cascade, ["serde_derive/src/internals/mod.rs"], root=root)
+    assert scope is not None
+    assert [name for name, _ in scope.packages] == ["serde_derive", "serde_derive_internals"]
+    assert [s.display for s in scope.cascade.stages] == [
+        "cd serde_derive && cargo test",
+        "cd serde_derive_internals && cargo test",
+    ]
+    # a file no link reaches stays its own package's
+    alone = affected_cascade(cascade, ["serde_derive/src/lib.rs"], root=root)
+    assert alone is not None
+    assert [name for name, _ in alone.packages] == ["serde_derive"]
+
+
+def test_a_tracked_symlink_that_leaves_the_repository_is_no_alias(tmp_path: Path) -> None:
+    root = serde_like(tmp_path / "repo")
+    (root / "outside").symlink_to("../../elsewhere")
+    subprocess.run(["git", "add", "outside"], cwd=root, check=True)
+    from greenloop.git import tracked_symlinks
+
+    assert tracked_symlinks(root) == {"serde_derive_internals/src": "serde_derive/src/internals"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -163,6 +164,25 @@ def ignored_paths(root: Path) -> tuple[str, ...]:
 def tracked_paths(root: Path) -> tuple[str, ...]:
     """Every file git tracks, as stored (``-z``: no quoting of unusual names)."""
     return tuple(p for p in git(root, "ls-files", "-z").stdout.split("\0") if p)
+
+
+def tracked_symlinks(root: Path) -> dict[str, str]:
+    """Each symlink git tracks -> the repository path it points to; a link that leaves the
+    repository, or that is not on disk, is left out."""
+    result = git(root, "ls-files", "-s", "-z", check=False)
+    links: dict[str, str] = {}
+    for entry in result.stdout.split("\0") if result.exit_code == 0 else ():
+        meta, _, path = entry.partition("\t")
+        if not meta.startswith("120000 "):
+            continue
+        try:
+            target = os.readlink(root / path)
+        except OSError:
+            continue
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        if not (posixpath.isabs(resolved) or resolved == ".." or resolved.startswith("../")):
+            links[path] = resolved
+    return links
 
 
 def diff_head(root: Path, *, context: int = 0) -> str:

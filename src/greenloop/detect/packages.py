@@ -179,12 +179,19 @@ def affected_cascade(
     workspace = cascade.workspace
     if workspace is None:
         return None
+    from greenloop.git import tracked_symlinks
+
     owners: dict[str, Package] = {}
+    links: dict[str, str] | None = None
     for path in files:
         owner = workspace.owner(path)
         if owner is None:
             return Scope(cascade=cascade, packages=(), changed=(path,), every=True)
         owners[owner.name] = owner
+        links = tracked_symlinks(root) if links is None else links
+        for seen in through_links(path, links):  # the file as another package sees it
+            if (also := workspace.owner(seen)) is not None:
+                owners[also.name] = also
     if not owners:
         return None
     why = workspace.dependents(owners)
@@ -202,6 +209,17 @@ def affected_cascade(
         changed=tuple(p.where for p in owners.values()),
         every=every,
     )
+
+
+def through_links(path: str, links: Mapping[str, str]) -> list[str]:
+    """``path`` as each tracked symlink into it shows it: serde_derive_internals/src links to
+    ../serde_derive/src/internals, so an edit to serde_derive/src/internals/ast.rs is
+    serde_derive_internals/src/ast.rs too, and that crate compiles it."""
+    return [
+        link + path[len(target) :]
+        for link, target in links.items()
+        if path == target or path.startswith(target + "/")
+    ]
 
 
 def go_dependents(

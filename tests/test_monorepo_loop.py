@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -194,10 +195,16 @@ def test_an_edit_in_the_top_crate_runs_that_crate_only_and_the_gate_every_crate(
     fix = {"replace": "crates/top/src/lib.rs", "old": "mid(a, b) + 3", "new": "mid(a, b) + 1"}
     result, lines = run(root, [[half], [fix]])
     assert result.result is Result.SUCCESS, result.reason
-    assert "iter 1 · packages: crates/top changed → top" in lines
+    # iteration 1: top's failing test first, in its folder (every crate has a tests::works); red,
+    # so nothing else ran
+    (first, second) = events(result, "subset")
+    assert first["command"] == "cd crates/top && cargo test -- --exact tests::works"
+    assert first["verdict"] == "failed"
     log1 = verify_log(result, 1)
-    assert "cd crates/top && cargo test" in log1
     assert "crates/base" not in log1
+    # iteration 2: that test green, then top alone, then every crate
+    assert second["verdict"] == "green"
+    assert "iter 2 · packages: crates/top changed → top" in lines
     log2 = verify_log(result, 2)
     assert all(f"cd crates/{c} && cargo test" in log2 for c in ("base", "mid", "top", "solo"))
 
@@ -248,3 +255,49 @@ def test_fixing_one_package_is_no_regression_when_another_package_fails_more(
     assert result.result is Result.SUCCESS, result.reason
     assert [row.failures + row.errors for row in result.history] == [5, 2, 0]
     assert not any(row.rolled_back for row in result.history)
+
+
+def py_package(name: str, body: str) -> dict[str, str]:
+    """A pytest package run by this interpreter (its AGENTS.md names the command)."""
+    return {
+        f"packages/{name}/pyproject.toml": f'[project]\nname = "{name}"\nversion = "0.1"\n\n'
+        "[tool.pytest.ini_options]\n",
+        f"packages/{name}/AGENTS.md": f"Test command: `{sys.executable} -m pytest -q -p no:cacheprovider`\n",
+        f"packages/{name}/{name}.py": f"def add(a, b):\n    return {body}\n",
+        f"packages/{name}/tests/test_{name}.py": f"from {name} import add\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_zero():\n    assert add(0, 0) == 0\n\n\n"
+        "def test_same():\n    assert add(1, 1) == 2\n",
+    }
+
+
+def test_a_packages_failing_tests_run_first_in_its_folder_then_the_package_then_every_package(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = make_repo(
+        {
+            "pyproject.toml": '[tool.uv.workspace]\nmembers = ["packages/*"]\n',
+            ".gitignore": "__pycache__/\n",
+            **py_package("calc", "a - b"),  # test_add and test_same fail
+            **py_package("other", "a + b"),
+        }
+    )
+    half = {"replace": "packages/calc/calc.py", "old": "a - b", "new": "a + b - (a == 1)"}
+    fix = {"replace": "packages/calc/calc.py", "old": "a + b - (a == 1)", "new": "a + b"}
+    result, _ = run(root, [[half], [fix]])
+    assert result.result is Result.SUCCESS, result.reason
+    subsets = events(result, "subset")
+    # the failing tests, as the package's own pytest names them, run in its folder (the targets
+    # stay until a full run: iteration 2 runs both again)
+    both = ["tests/test_calc.py::test_add", "tests/test_calc.py::test_same"]
+    assert [e["tests"] for e in subsets] == [both, both]
+    assert all(e["command"].startswith("cd packages/calc && ") for e in subsets)
+    assert [e["verdict"] for e in subsets] == ["failed", "green"]
+    # the digest still names the repository's file
+    digest = (Path(result.record_dir) / "iter-1" / "digest.md").read_text()
+    assert "on the previously failing tests only: 1 failed, 1 passed" in digest
+    assert "at packages/calc/tests/test_calc.py:13" in digest
+    # then the package, then every package at the gate
+    ran = [[r["package"] for r in e["ran"]] for e in events(result, "packages")]
+    assert ran == [["calc"]]
+    assert "cd packages/other && " in verify_log(result, 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from greenloop.detect.stages import Cascade, Stage
@@ -145,11 +145,10 @@ def _subset_plan(run: RunState, files: tuple[str, ...]) -> Subset | None:
     if last.verdict is not Verdict.FAILED:
         return None
     bad = [r for r in last.runs if r.verdict is not Verdict.GREEN]
-    stage = _cascade_stage(run, bad[0].stage.name) if len(bad) == 1 else None
-    targets = list(run.targets.values())
-    if stage is None or not targets:
+    stage = _cascade_stage(run, bad[0].stage) if len(bad) == 1 else None
+    if stage is None or not run.targets:
         return None
-    touched = subset.touched_test_files(files)
+    targets, touched = _in_folder(stage, run.targets.values(), subset.touched_test_files(files))
     return subset.narrow(
         stage,
         targets,
@@ -223,8 +222,8 @@ def _run_one(
 def _settle(run: RunState, check: CheckResult, suspects: Sequence[str]) -> CheckResult:
     """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``."""
     failing = check.failing
-    if suspects and failing is not None and (stage := _cascade_stage(run, failing.stage.name)):
-        chosen = [f for f in failing.parsed.errors if f.id in suspects]
+    if suspects and failing is not None and (stage := _cascade_stage(run, failing.stage)):
+        chosen, _ = _in_folder(stage, [f for f in failing.parsed.errors if f.id in suspects], ())
         plan = subset.narrow(stage, chosen, tool=failing.parsed.tool, fail_fast=False)
         if plan is not None:
             again = _run_one(run, plan.stage, plan.env, None)
@@ -251,10 +250,33 @@ def _test_failures(check: CheckResult) -> dict[str, Failure]:
     return {f.id: f for f in failing.parsed.errors if f.id in ids} if failing else {}
 
 
-def _cascade_stage(run: RunState, name: str) -> Stage | None:
-    """The configured stage behind ``name`` (a subset run's stage is a narrowed copy)."""
-    found = [s for s in run.cascade.stages if s.name == name]
+def _cascade_stage(run: RunState, ran: Stage) -> Stage | None:
+    """The configured stage behind ``ran`` (a subset run's stage is a narrowed copy); in a
+    monorepo every package has its ``test``: its folder tells them apart."""
+    found = [s for s in run.cascade.stages if s.name == ran.name and s.cwd == ran.cwd]
     return found[0] if len(found) == 1 else None
+
+
+def _in_folder(
+    stage: Stage, failures: Iterable[Failure], touched: Sequence[str]
+) -> tuple[list[Failure], tuple[str, ...]]:
+    """A package's stage runs in its folder (issue 29): its failures' files, which the digest
+    names from the repository root, and the edit's test files as its tool names them; a test
+    file of another package is not this stage's to run."""
+    if not stage.cwd:
+        return list(failures), tuple(touched)
+    prefix = stage.cwd.rstrip("/") + "/"
+
+    def local(path: str) -> str:
+        return path[len(prefix) :] if path.startswith(prefix) else path
+
+    mine = [
+        replace(
+            f, file=local(f.file), frames=tuple(replace(r, file=local(r.file)) for r in f.frames)
+        )
+        for f in failures
+    ]
+    return mine, tuple(local(t) for t in touched if t.startswith(prefix))
 
 
 def _file_of(test_id: str) -> str:

@@ -204,6 +204,7 @@ def test_an_edit_in_the_top_crate_runs_that_crate_only_and_the_gate_every_crate(
     assert "crates/base" not in log1
     # iteration 2: that test green, then top alone, then every crate
     assert second["verdict"] == "green"
+    assert "iter 2 · affected: by package (a monorepo: the packages the edit affects)" in lines
     assert "iter 2 · packages: crates/top changed → top" in lines
     log2 = verify_log(result, 2)
     assert all(f"cd crates/{c} && cargo test" in log2 for c in ("base", "mid", "top", "solo"))

@@ -28,6 +28,8 @@ class Plan:
 
 def plan(run: RunState) -> Plan:
     """The tests the run's edits (since its start) can affect, in the test stage's own runner."""
+    if run.cascade.workspace is not None:  # the packages step runs the affected packages next
+        return Plan(subset=None, reason="by package (a monorepo: the packages the edit affects)")
     stage, tool = _test_stage(run)
     if stage is None:
         return Plan(subset=None, reason="none: no single test stage to narrow")

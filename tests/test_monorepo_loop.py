@@ -298,6 +298,10 @@ def test_a_packages_failing_tests_run_first_in_its_folder_then_the_package_then_
     digest = (Path(result.record_dir) / "iter-1" / "digest.md").read_text()
     assert "on the previously failing tests only: 1 failed, 1 passed" in digest
     assert "at packages/calc/tests/test_calc.py:13" in digest
+    # the verifier the prompt names runs from the root as written: each cd in its own subshell
+    prompt = (Path(result.record_dir) / "iter-1" / "prompt.md").read_text()
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    assert f"`(cd packages/calc && {command}) && (cd packages/other && {command})`" in prompt
     # then the package, then every package at the gate
     ran = [[r["package"] for r in e["ran"]] for e in events(result, "packages")]
     assert ran == [["calc"]]

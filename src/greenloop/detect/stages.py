@@ -73,6 +73,15 @@ class Cascade:
     workspace: Workspace | None = None
     """The monorepo the stages verify, package by package (issue 29); None: one project."""
 
+    @property
+    def display(self) -> str:
+        """The whole cascade as one shell line an agent can run from the root: a package's
+        ``cd`` stays in its own subshell, so the next package's folder is found from the root."""
+        several = len(self.stages) > 1
+        return " && ".join(
+            f"({s.display})" if s.cwd and several else s.display for s in self.stages
+        )
+
 
 def command_from_args(args: Sequence[str]) -> tuple[str, ...] | str:
     """``-- pytest -x`` runs as argv; one argument with shell syntax runs through ``sh -c``."""

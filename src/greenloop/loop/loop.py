@@ -237,7 +237,7 @@ def iterate(run: RunState, previous: Decision) -> Decision:
 
 def build_prompt(run: RunState, iteration: int) -> str:
     assert run.last_digest is not None
-    verifier = " && ".join(s.display for s in run.cascade.stages)
+    verifier = run.cascade.display
     rules = RULES.format(edit="" if run.config.allow_test_edits else "edit, ")
     result = run.last_digest.text
     if run.config.feedback == "raw" and run.last_check is not None:  # the bench's baseline arm

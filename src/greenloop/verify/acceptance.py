@@ -199,7 +199,7 @@ def prepare_declared(root: Path, config: Config, cascade: Cascade) -> Config:
         return config
     kinds = {supported(s.argv, root) for s in cascade.stages} - {None}
     if not kinds:
-        shown = " && ".join(s.display for s in cascade.stages)
+        shown = cascade.display
         raise FatalError(
             "declared tests (--must-pass, must_pass, pass_to_pass) need a runner that reports each "
             "test's result: greenloop reads them from pytest (its plugin) and from JUnit XML "

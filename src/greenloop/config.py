@@ -206,7 +206,7 @@ def _check_value(name: str, value: Any, type_name: str) -> str | None:
         return None if ok else f"expected a positive whole number, got {value!r}"
     if "float" in type_name:
         ok = _positive_number(value)
-        return None if ok else f"expected a positive number of seconds, got {value!r}"
+        return None if ok else f"expected a positive number of seconds, got {_shown(value)}"
     if not isinstance(value, str) or not value.strip():
         return f"expected a non-empty string, got {value!r}"
     if name in CHOICES and value not in CHOICES[name]:
@@ -262,14 +262,23 @@ def _stage_problems(table: dict[str, Any], where: str) -> list[str]:
         value = table.get(key)
         if key not in table and key in meant:
             continue  # one error for `command = …`: the unknown key names the one meant
-        if not isinstance(value, str) or not value.strip():
+        if key not in table:
+            problems.append(f"{where}.{key}: missing (every stage needs a {key})")
+        elif not isinstance(value, str) or not value.strip():
             problems.append(f"{where}.{key}: expected a non-empty string, got {value!r}")
     if "fix" in table and not isinstance(table["fix"], bool):
         problems.append(f"{where}.fix: expected true or false, got {table['fix']!r}")
     timeout = table.get("timeout")
     if timeout is not None and not _positive_number(timeout):
-        problems.append(f"{where}.timeout: expected a positive number, got {timeout!r}")
+        problems.append(f"{where}.timeout: expected a positive number, got {_shown(timeout)}")
     return problems
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it: ``-1`` for the flag ``--timeout -1`` (argparse made it -1.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
 
 
 def _positive_number(value: Any) -> bool:

@@ -1,0 +1,59 @@
+"""Tried as a new user would, round four (issue 37): the small things a first day runs into."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PY = sys.executable
+
+
+def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+        check=False,
+    )
+
+
+def git_repo(root: Path) -> Path:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def test_a_near_miss_of_a_preset_name_is_answered_with_did_you_mean(tmp_path: Path) -> None:
+    out = greenloop(git_repo(tmp_path), "run", "--agent", "claud", "--", "true")
+    assert out.returncode == 2
+    assert "Did you mean the preset 'claude'?" in out.stderr
+
+
+def test_a_command_far_from_every_preset_gets_no_did_you_mean(tmp_path: Path) -> None:
+    out = greenloop(git_repo(tmp_path), "run", "--agent", "zzqx-agent", "--", "true")
+    assert out.returncode == 2
+    assert "Did you mean" not in out.stderr
+
+
+def test_a_negative_timeout_flag_is_echoed_as_the_user_typed_it(tmp_path: Path) -> None:
+    out = greenloop(git_repo(tmp_path), "check", "--timeout", "-1", "--", "true")
+    assert out.returncode == 2
+    assert "--timeout: expected a positive number of seconds, got -1\n" in out.stderr
+    assert "-1.0" not in out.stderr
+
+
+def test_a_stage_without_run_says_run_is_missing_not_got_none(tmp_path: Path) -> None:
+    (git_repo(tmp_path) / "greenloop.toml").write_text('[[stage]]\nname = "test"\n')
+    out = greenloop(tmp_path, "check")
+    assert out.returncode == 2
+    assert "stage[0].run: missing (every stage needs a run)" in out.stderr
+    assert "None" not in out.stderr
+
+
+def test_a_stage_with_an_empty_run_still_shows_the_empty_value(tmp_path: Path) -> None:
+    (git_repo(tmp_path) / "greenloop.toml").write_text('[[stage]]\nname = "test"\nrun = ""\n')
+    out = greenloop(tmp_path, "check")
+    assert out.returncode == 2
+    assert "stage[0].run: expected a non-empty string, got ''" in out.stderr

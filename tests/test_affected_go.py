@@ -112,7 +112,8 @@ def test_an_edit_every_tested_package_reaches_runs_nothing_before_the_gate(
     stage = Stage(name="test", command="go test ./price/... ./cart/...", why="")
     choice = related(stage, ["price/price.go"], root)
     assert choice.subset is None
-    assert choice.reason.startswith("none: every package's tests reach the edit (2 packages of 2")
+    assert choice.reason.startswith("all: every package's tests reach the edit (2 packages of 2")
+    assert choice.reason.endswith("the gate runs them")
 
 
 def test_a_broken_module_gives_no_selection_and_says_why(make_repo: Callable[..., Path]) -> None:

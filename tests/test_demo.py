@@ -38,7 +38,7 @@ def demo(tmp_path: Path, *args: str, pythonpath: Path | None = None) -> tuple[in
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=1800,  # a hang, not a busy machine: the demo's own clocks end it well before
         check=False,
     )
     return proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start

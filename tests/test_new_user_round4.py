@@ -57,3 +57,14 @@ def test_a_stage_with_an_empty_run_still_shows_the_empty_value(tmp_path: Path) -
     out = greenloop(tmp_path, "check")
     assert out.returncode == 2
     assert "stage[0].run: expected a non-empty string, got ''" in out.stderr
+
+
+def test_the_demos_clocks_bound_a_hang_not_a_busy_machine() -> None:
+    from greenloop.demo.run import demo_config
+
+    config = demo_config()
+    # bench/demo.py measured 62.6 s of wall for ~13 s of CPU at load 14; the old 120 s cap was
+    # within 2x of that, so a user's demo on a busy machine could end as a timeout
+    assert config.max_time is not None and config.max_time >= 600
+    assert config.timeout >= 300 and config.agent_timeout is not None
+    assert config.agent_timeout >= 300

@@ -233,9 +233,11 @@ def test_a_verifiers_by_products_are_named_by_check_and_by_the_dirty_tree_refusa
     assert ".gitignore" in refused.stderr
 
 
-def test_the_dirty_tree_refusal_aligns_status_codes_and_paths(calc: Path) -> None:
-    (calc / "calc.py").write_text(CALC + "\n")
+def test_the_dirty_tree_refusal_shows_status_codes_as_git_status_short_does(calc: Path) -> None:
+    (calc / "calc.py").write_text(CALC + "\n")  # unstaged: ` M`, not the staged `M ` (issue 37)
     (calc / "new.py").write_text("")
+    (calc / "staged.py").write_text("")
+    git(calc, "add", "staged.py")
     out = greenloop("-C", str(calc), "run", "--agent", "true").stderr
     listed = [line for line in out.splitlines() if line.endswith(".py")]
-    assert listed == ["  M  calc.py", "  ?? new.py"]
+    assert listed == ["   M calc.py", "  ?? new.py", "  A  staged.py"]

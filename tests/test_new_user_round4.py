@@ -65,6 +65,25 @@ def test_the_demos_clocks_bound_a_hang_not_a_busy_machine() -> None:
     config = demo_config()
     # bench/demo.py measured 62.6 s of wall for ~13 s of CPU at load 14; the old 120 s cap was
     # within 2x of that, so a user's demo on a busy machine could end as a timeout
-    assert config.max_time is not None and config.max_time >= 600
-    assert config.timeout >= 300 and config.agent_timeout is not None
+    assert config.max_time is not None
+    assert config.max_time >= 600
+    assert config.timeout >= 300
+    assert config.agent_timeout is not None
     assert config.agent_timeout >= 300
+
+
+def test_an_untracked_egg_info_is_told_as_build_metadata_to_keep_out(tmp_path: Path) -> None:
+    root = git_repo(tmp_path)
+    (root / "calc.py").write_text("x = 1\n")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "c"],
+        cwd=root,
+        check=True,
+    )
+    (root / "calc.egg-info").mkdir()
+    (root / "calc.egg-info" / "PKG-INFO").write_text("Name: calc\n")
+    out = greenloop(root, "run", "--agent", "true", "--", "true")
+    assert out.returncode == 2
+    assert "?? calc.egg-info/  (a package's build metadata (pip install -e), 1 file)" in out.stderr
+    assert "calc.egg-info/ is an environment, not work to commit" in out.stderr

@@ -185,3 +185,22 @@ def test_run_pr_as_a_library_call_pushes_and_comments_through_the_forge_protocol
         assert result.pushed == (pr.remote_head(),)
         assert result.comment_url == gh.comments[NUMBER][0]["html_url"]
         assert result.check_url.startswith("https://github.example/runs/")
+
+
+def test_a_pip_install_e_egg_info_left_by_the_ci_set_up_is_kept_out_not_refused(
+    tmp_path: Path,
+) -> None:
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, BROKEN)
+        before = pr.remote_head()
+        # what `pip install -e .` leaves in a setuptools project, as docs/ci.md's set-up runs it
+        (pr.checkout / "calc.egg-info").mkdir()
+        (pr.checkout / "calc.egg-info" / "PKG-INFO").write_text("Name: calc\n")
+
+        done = pr.run("--agent", FIX)
+
+        assert done.returncode == 0, done.stderr
+        assert "commit or stash" not in done.stderr
+        assert "kept out of git: calc.egg-info/" in done.stderr
+        pushed = git(pr.origin, "diff", "--name-only", before, "feature").splitlines()
+        assert pushed == ["calc.py"]  # the metadata is not committed with the agent's fix

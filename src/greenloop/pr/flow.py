@@ -14,6 +14,7 @@ from greenloop.config import Config
 from greenloop.loop.history import LoopResult
 from greenloop.loop.loop import run_loop
 from greenloop.loop.policy import Result
+from greenloop.loop.preflight import keep_out_set_up
 from greenloop.loop.session import Progress
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
 from greenloop.pr.comment import comment_body, pr_view
@@ -62,6 +63,9 @@ def run_pr(
     on_head_branch(root, context)
     if own_commit(root):
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
+    kept_out = keep_out_set_up(root)
+    if kept_out:
+        progress(f"pr · the set-up's by-products kept out of git: {', '.join(kept_out)}")
     loop = run_loop(root, agent, config=config, command=command, progress=progress, phase=phase)
     data = report.loop_json(loop)
     done = act(

@@ -87,3 +87,49 @@ def test_an_untracked_egg_info_is_told_as_build_metadata_to_keep_out(tmp_path: P
     assert out.returncode == 2
     assert "?? calc.egg-info/  (a package's build metadata (pip install -e), 1 file)" in out.stderr
     assert "calc.egg-info/ is an environment, not work to commit" in out.stderr
+
+
+def test_ctrl_c_under_tee_keeps_the_report_on_stderr_and_exits_130(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git_repo(root)
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "test_calc.py").write_text(
+        "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    )
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "c"],
+        cwd=root,
+        check=True,
+    )
+    started = tmp_path / "started"
+    agent = f"touch {started}; sleep 60"
+    run = (
+        f"{{ {PY} -m greenloop -C {root} run -y --agent '{agent}' -- {PY} -m unittest -q; "
+        f"echo $? > {tmp_path / 'rc'}; }} | tee {tmp_path / 'tee.out'}"
+    )
+    # a shell of its own process group, as a terminal's foreground job is: Ctrl-C reaches all
+    proc = subprocess.Popen(
+        ["bash", "-c", run],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 600  # a hang guard: the baseline runs first
+    while not started.exists():
+        assert time.monotonic() < deadline, "the agent never started"
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: every process of the foreground job
+    _out, err = proc.communicate(timeout=600)
+    assert (tmp_path / "rc").read_text().strip() == "130", err
+    assert "stdout's reader was stopped too; the report:" in err
+    assert "INTERRUPTED" in err.upper().split("THE REPORT:", 1)[1]

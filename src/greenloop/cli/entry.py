@@ -218,13 +218,18 @@ def _reader_gone() -> int:
 
     Exit 141, not 0: a truncated ``check`` must not read as green under ``set -o pipefail``.
     stdout is pointed at /dev/null, so the interpreter's last flush at exit cannot fail again."""
+    quiet_stdout()
+    return EXIT_READER_GONE
+
+
+def quiet_stdout() -> None:
+    """stdout pointed at /dev/null: its reader is gone, and the last flush at exit must not fail."""
     from contextlib import suppress
 
     with suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    return EXIT_READER_GONE
 
 
 def _crash() -> int:

@@ -11,6 +11,10 @@ from greenloop.config import load_config
 from greenloop.redact import redact
 from greenloop.report import render as report
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from greenloop.loop.history import LoopResult
+
 RUN_FLAGS = (
     "agent",
     "task",
@@ -59,11 +63,28 @@ def main_run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     data = report.loop_json(result)
-    sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
+    _write_report(report.render_run(data, "md" if args.format == "md" else args.format), result)
     report.append_step_summary(
         report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY")
     )
     return result.exit_code
+
+
+def _write_report(text: str, result: LoopResult) -> None:
+    """The report on stdout; after Ctrl-C under ``| tee`` (the reader got the SIGINT too and is
+    gone) on stderr instead, so the summary of a stopped run is never lost (issue 37)."""
+    from greenloop.loop.policy import Result
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if result.result is not Result.INTERRUPTED:
+            raise  # `greenloop run | head -1`: the reader chose to stop reading (exit 141)
+        from greenloop.cli.entry import quiet_stdout
+
+        quiet_stdout()
+        sys.stderr.write("greenloop: stdout's reader was stopped too; the report:\n" + text)
 
 
 def main_report(args: argparse.Namespace) -> int:

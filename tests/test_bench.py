@@ -16,12 +16,11 @@ from batch_fixtures import LIB, ORACLE, git, make_project
 from greenloop.bench import score, seed
 from greenloop.bench.mutate import mutants_of
 from greenloop.bench.names import agent_names
-
-ROOT = Path(__file__).resolve().parents[1]
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
 from greenloop.report.html import CHART_H, PAD_B, PAD_T
 
+ROOT = Path(__file__).resolve().parents[1]
 VERIFY = (sys.executable, "-B", "test_lib.py")
 
 

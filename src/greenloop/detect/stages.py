@@ -7,7 +7,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ORDER = ("format", "lint", "type", "test", "build")
@@ -158,8 +158,58 @@ def detect_stages(root: Path) -> tuple[Stage, ...]:
     found = [*_lint_and_type_stages(root)]
     test = _test_stage(root)
     if test:
-        found.append(test)
+        kept = _not_run_twice(root, found, test)
+        dropped = [s.command[0] for s in found if s not in kept]
+        if dropped:
+            also = ", ".join(Path(str(c)).name for c in dropped)
+            test = replace(test, why=f"{test.why}; it runs {also} too, so no {also} stage")
+        found = [*kept, test]
     return tuple(sorted(found, key=lambda s: ORDER.index(s.name)))
+
+
+# `npm run lint`, `pnpm lint`, `yarn run lint`, `run-s lint build` / `npm-run-all -s lint test`
+_NPM_SCRIPT_REF = re.compile(
+    r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+([\w:.-]+)"
+    r"|\b(?:run-s|run-p|npm-run-all)((?:\s+[\w:.*-]+)+)"
+)
+
+
+def _not_run_twice(root: Path, found: list[Stage], test: Stage) -> list[Stage]:
+    """The lint and type stages that ``npm test`` does not already run (its ``pretest``, the
+    scripts it calls): else every verify runs eslint twice (issue 37)."""
+    if test.command != ("npm", "test"):
+        return found
+    ran = set(_npm_test_words(root))
+    kept = []
+    for stage in found:
+        tool = Path(stage.command[0]).name if isinstance(stage.command, tuple) else ""
+        if tool in ("eslint", "tsc") and tool in ran:
+            continue
+        kept.append(stage)
+    return kept
+
+
+def _npm_test_words(root: Path) -> list[str]:
+    """The words of every script ``npm test`` runs: pretest, test, posttest and the scripts they
+    call by name (``npm run lint``, ``run-s lint``), each once."""
+    scripts = package_json(root).get("scripts", {})
+    if not isinstance(scripts, dict):
+        return []
+    queue = ["pretest", "test", "posttest"]
+    seen: set[str] = set()
+    words: list[str] = []
+    while queue and len(seen) < 50:
+        name = queue.pop(0)
+        text = scripts.get(name)
+        if name in seen or not isinstance(text, str):
+            continue
+        seen.add(name)
+        words += [Path(w).name for w in re.split(r"[\s;&|()]+", text) if w]
+        for one, several in _NPM_SCRIPT_REF.findall(text):
+            called = [one] if one else several.split()
+            queue += [c for c in called if not c.startswith("-")]
+            queue += [f"{p}{c}" for c in called for p in ("pre", "post") if one]
+    return words
 
 
 def _test_stage(root: Path) -> Stage | None:

@@ -213,7 +213,7 @@ def watch_phases(tmp: Path, *, executor: str) -> None:
         go.touch()
         runner.join(timeout=WATCH_S)
 
-    assert first in ("clone", "setup", "baseline", "iter 1")
+    assert first in ("clone", "setup", "baseline", "iter 1/5 · agent")
     assert [(r["id"], r["result"]) for r in done[0].ran] == [("waits", "success")]
     assert table_row(show, "waits") is None  # finished: off the table
 

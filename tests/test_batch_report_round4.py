@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -91,3 +92,29 @@ def test_task_pages_are_rendered_again_only_when_their_report_changed(
     report_json.write_text(report_json.read_text())  # the report is newer now
     render_batch(summary(tasks), "html", out, out)
     assert page.read_text() != "kept"
+
+
+def test_a_batch_task_shows_the_phase_the_loop_is_in_not_the_one_before(tmp_path: Path) -> None:
+    from greenloop.batch.tasks import Task
+    from greenloop.batch.worker import Job, run_task
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST)
+    for args in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    identity = ["-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["git", *identity, "commit", "-qm", "c"], cwd=repo, check=True)
+    started = tmp_path / "agent-started"
+    fix = f"touch {started}; sed -i 's/a - b/a + b/' calc.py"
+    task = Task(id="t", repo=str(repo), verifier=UNITTEST, agent=fix)
+    job = Job(task=task, agent=None, work_root=str(tmp_path / "w"), aside_root=str(tmp_path / "a"))
+    told: list[tuple[str, bool]] = []
+    outcome = run_task(job, phase=lambda label: told.append((label, started.exists())))
+    assert outcome.row["result"] == "success", outcome.row
+    while_agent_ran = [label for label, after in told if not after][-1]
+    assert while_agent_ran == "iter 1/5 · agent"
+    assert [label for label, _ in told] == [
+        "clone", "setup", "baseline", "iter 1/5 · agent", "iter 1/5 · verify"
+    ]  # fmt: skip

@@ -63,6 +63,10 @@ class Config:
     """Iterations without a falling failure count before non-convergence."""
     subset: str = "auto"
     """``auto``: re-run only the failing tests first; ``off``: always the full cascade."""
+    stages_from: str = "detect"
+    """Where stages come from (issue 38): ``detect`` (manifests, agent docs), ``ci`` (the
+    commands the project's CI runs on a pull request) or ``both`` (detected, plus the CI checks
+    detection lacks)."""
     squash: bool = False
     """On success, fold the iteration commits into one."""
     all_stages: bool = False
@@ -99,6 +103,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "on_fail": ("revert", "keep"),
     "on_regression": ("stop", "continue"),
     "subset": ("auto", "failing", "affected", "off"),
+    "stages_from": ("detect", "ci", "both"),
     "feedback": ("digest", "raw"),
 }
 TEST_LISTS = ("must_pass", "pass_to_pass")

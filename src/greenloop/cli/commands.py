@@ -30,6 +30,12 @@ def add_global_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("-v", "--verbose", action="count", default=keep, help=hidden)
 
 
+STAGES_FROM_HELP = (
+    "where stages come from: detect (default: manifests, agent docs), ci (the commands the "
+    "project's CI runs on a pull request), both (detected plus the CI checks detection lacks)"
+)
+
+
 def add_check(sub: SubParsers) -> None:
     p = sub.add_parser(
         "check",
@@ -53,6 +59,7 @@ def add_check(sub: SubParsers) -> None:
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
     p.add_argument(
         "--cache",
         action="store_true",
@@ -65,6 +72,7 @@ def add_check(sub: SubParsers) -> None:
 def add_detect(sub: SubParsers) -> None:
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
 
 
 def add_hook(sub: SubParsers) -> None:
@@ -233,6 +241,7 @@ def _add_run_verifier(p: argparse.ArgumentParser) -> None:
         choices=("auto", "failing", "affected", "off"),
         help="before the full gate: failing tests, then affected ones (default auto)",
     )
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--must-pass",

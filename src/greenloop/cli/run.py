@@ -13,6 +13,7 @@ from greenloop.report import render as report
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from greenloop.config import Config
     from greenloop.loop.history import LoopResult
 
 RUN_FLAGS = (
@@ -33,6 +34,7 @@ RUN_FLAGS = (
     "base_url",
     "subset",
     "must_pass",
+    "stages_from",
 )
 
 
@@ -47,6 +49,7 @@ def main_run(args: argparse.Namespace) -> int:
     root = git.get_root(cwd) or cwd  # from a subdirectory: the configuration of the tree it runs on
     config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
     agent = make_agent(config.agent, config)
+    _tell_weaker_gate(root, config, args.command)
     interactive = sys.stdin.isatty() and not args.yes
     display = open_display(sys.stderr)
     try:
@@ -68,6 +71,15 @@ def main_run(args: argparse.Namespace) -> int:
         report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY")
     )
     return result.exit_code
+
+
+def _tell_weaker_gate(root: Path, config: Config, command: list[str]) -> None:
+    from greenloop.detect.sources import detect_cascade
+    from greenloop.loop.checking import tell_weaker_gate
+
+    cascade = detect_cascade(root, config, command) if not command else None
+    if cascade is not None:
+        tell_weaker_gate(root, cascade, config, command)
 
 
 def _write_report(text: str, result: LoopResult) -> None:

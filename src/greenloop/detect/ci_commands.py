@@ -60,7 +60,7 @@ _BY_NAME = (  # a script, make target, npm script, tox env or nox session, by it
     (re.compile(r"publish|release|deploy|upload|bump|tag"), "skip:publish"),
     (re.compile(r"fix|write|^(format|fmt)$|^(format|fmt)[^c]*$"), "skip:rewrites"),
     (re.compile(r"install|setup|deps|bootstrap|prepare|clean|venv|env$"), "skip:install"),
-    (re.compile(r"type|mypy|pyright|tsc"), "type"),
+    (re.compile(r"typ(e|ing)|mypy|pyright|tsc"), "type"),
     (
         re.compile(r"lint|fmt|format|style|check-format|pre-?commit|ruff|flake|eslint|prettier"),
         "lint",
@@ -68,6 +68,9 @@ _BY_NAME = (  # a script, make target, npm script, tox env or nox session, by it
     (re.compile(r"test|spec|check|verify|ci$|cov"), "test"),
     (re.compile(r"build|compile|docs|dist|package|bundle"), "build"),
 )
+
+
+PUBLISHES = "uploads, publishes or deploys"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,7 +154,7 @@ def _of(words: list[str], command: str) -> Verdict:
     if head == "docker":
         return Verdict(skip="runs a container (docker): not run here")
     if head == "twine":
-        return Verdict(kind="lint") if rest[:1] == ["check"] else Verdict(skip="uploads")
+        return Verdict(kind="lint") if rest[:1] == ["check"] else Verdict(skip=PUBLISHES)
     if head == "uv":
         return _uv(rest)
     if head == "coverage":
@@ -181,7 +184,7 @@ def _tool(head: str, rest: list[str], command: str) -> Verdict:
     if head in INSTALL:
         return Verdict(skip="installs tools or packages (set-up)")
     if head in PUBLISH or head.startswith("codecov"):
-        return Verdict(skip="uploads, publishes or deploys")
+        return Verdict(skip=PUBLISHES)
     if head in {"test", "["}:
         return Verdict(kind="fresh") if "git" in command else Verdict(skip="a shell condition")
     if head in SHELL:
@@ -200,7 +203,7 @@ def _uv(rest: list[str]) -> Verdict:
     if sub == "build":
         return Verdict(kind="build")
     if sub == "publish":
-        return Verdict(skip="uploads, publishes or deploys")
+        return Verdict(skip=PUBLISHES)
     return Verdict(skip=f"`uv {sub}` installs or prepares (set-up)")
 
 
@@ -226,7 +229,7 @@ def _git(rest: list[str], command: str) -> Verdict:
     if rest[:1] == ["diff"] and ({"--exit-code", "--quiet"} & set(rest)):
         return Verdict(kind="fresh")
     if rest[:1] in (["push"], ["tag"]):
-        return Verdict(skip="uploads, publishes or deploys")
+        return Verdict(skip=PUBLISHES)
     if rest[:1] == ["status"] and "--porcelain" in rest and ("test" in command or "-z" in command):
         return Verdict(kind="fresh")
     return Verdict(skip="a git command that checks nothing (set-up)")
@@ -236,7 +239,7 @@ def _package_manager(head: str, rest: list[str]) -> Verdict:
     if not rest or rest[0] in ("ci", "install", "i", "add", "rebuild", "dedupe", "config"):
         return Verdict(skip="installs tools or packages (set-up)")
     if rest[0] in ("publish", "pack", "version", "login", "deploy"):
-        return Verdict(skip="uploads, publishes or deploys")
+        return Verdict(skip=PUBLISHES)
     if rest[0] in ("test", "t", "tst"):
         return Verdict(kind="test")
     if rest[0] in ("audit", "outdated", "ls", "list", "why", "-v", "--version", "info", "view"):
@@ -265,7 +268,7 @@ def _toolchain(head: str, rest: list[str]) -> Verdict:
         if sub in ("build", "check", "doc", "bench", "docs-rs", "hack", "msrv"):
             return Verdict(kind="build")
         if sub in ("publish", "release"):
-            return Verdict(skip="uploads, publishes or deploys")
+            return Verdict(skip=PUBLISHES)
         return Verdict(skip=f"`cargo {sub}` is set-up, not a check")
     if sub in ("test", "check"):
         return Verdict(kind="test")
@@ -301,3 +304,27 @@ def _target(name: str, what: str) -> Verdict:
                 return Verdict(skip=f"{what} `{name}` rewrites files: a fixer, not a check")
             return Verdict(kind=kind)
     return Verdict(skip=f"{what} `{name}` is not named as a check; not run (never guessed)")
+
+
+def check_key(command: str | tuple[str, ...]) -> str:
+    """What a command checks, to tell whether two stages are the same check: the tool it runs
+    (``ruff``, ``pytest``), or the script it names (``npm:lint``, ``make:test``, ``tox:typing``).
+    ``python -m pytest -q`` and ``uv run pytest tests`` are both ``pytest``."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError:
+        return str(command)
+    words = _unwrapped(words)
+    if not words:
+        return ""
+    head = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if (head in _MODULE_RUNNERS or head.startswith("python")) and rest[:1] == ["-m"]:
+        return check_key(tuple(rest[1:]))
+    if head in ("npm", "yarn", "pnpm", "bun") and rest:
+        script = rest[1] if rest[0] in ("run", "run-script") and len(rest) > 1 else rest[0]
+        return f"npm:{'test' if script in ('t', 'tst') else script}"
+    if head in ("make", "just", "tox", "nox", "cargo", "go", "uv", "deno") and rest:
+        named = [w for w in rest if not w.startswith("-")]
+        return f"{head}:{named[0] if named else ''}"
+    return head

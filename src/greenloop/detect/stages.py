@@ -10,7 +10,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-ORDER = ("format", "lint", "type", "test", "build")
+TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
+if TYPE_CHECKING:
+    from greenloop.detect.ci import CiSkip
+ORDER = ("format", "lint", "type", "test", "build", "fresh")
 # npm's placeholder for a project without tests.
 NPM_NO_TEST = "no test specified"
 _SHELL_CHARS = re.compile(r"[|&;<>()$`*?\[\]{}~'\"\s]")
@@ -48,6 +51,8 @@ class Stage:
     """The folder it runs in, relative to the repository root (a monorepo's package); ``""``: the root."""
     package: str = ""
     """The workspace package it verifies (issue 29); ``""``: not a package's stage."""
+    origin: str = ""
+    """``PATH:LINE`` of the CI step it was taken from (issue 38); ``""``: not from CI."""
 
     @property
     def display(self) -> str:
@@ -124,6 +129,8 @@ class Cascade:
     """Where the stages came from: command line, config file, AGENTS.md, detected."""
     workspace: Workspace | None = None
     """The monorepo the stages verify, package by package (issue 29); None: one project."""
+    skipped: tuple[CiSkip, ...] = ()
+    """The CI steps not taken as stages, each with why (issue 38): only with ``stages_from``."""
 
     @property
     def display(self) -> str:

@@ -144,7 +144,12 @@ def main_check(args: argparse.Namespace) -> int:
     from greenloop.report import render as report
     from greenloop.report.live import open_display
 
-    overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
+    overrides = {
+        "timeout": args.timeout,
+        "all_stages": args.all_stages,
+        "budget": args.budget,
+        "stages_from": args.stages_from,
+    }
     root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
     # the edits before the run: a snapshot the verifier writes (jest, vitest) is not the user's
@@ -164,15 +169,30 @@ def main_check(args: argparse.Namespace) -> int:
     digest = build_digest(result, root=root, budget=config.budget, diff=diff)
     sys.stdout.write(report.render_check(result, digest, args.format))
     _tell_by_products(root, before)
+    tell_weaker_gate(root, cascade, config, args.command)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
 
 
+def tell_weaker_gate(root: Path, cascade: Cascade, config: Config, command: Sequence[str]) -> None:
+    """Say once, on stderr, that the project's CI runs a check this gate lacks (issue 38)."""
+    if command or config.stages_from != "detect":
+        return
+    from greenloop.detect.sources import weaker_gate_note
+
+    note = weaker_gate_note(root, cascade)
+    if note:
+        from greenloop.redact import redact
+
+        print(f"greenloop: {redact(note)}", file=sys.stderr)
+
+
 def main_detect(args: argparse.Namespace) -> int:
     from greenloop.report import render as report
 
-    root, _, cascade = located(Path(args.repo).resolve(), args.command)
+    overrides = {"stages_from": getattr(args, "stages_from", None)}
+    root, _, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     if cascade.workspace is None and cascade.source == "detected":
         # a monorepo whose packages have no verifier of their own: listed, never silently skipped
         from dataclasses import replace

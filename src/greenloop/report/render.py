@@ -174,10 +174,20 @@ def _escape_prop(text: str) -> str:
 def render_cascade(cascade: Cascade, fmt: str) -> str:
     if fmt == "json":
         stages = [
-            {"name": s.name, "command": s.display, "why": s.why, "fix": s.fix}
+            {
+                "name": s.name,
+                "command": s.display,
+                "why": s.why,
+                "fix": s.fix,
+                "origin": s.origin,
+                "cwd": s.cwd or ".",
+            }
             for s in cascade.stages
         ]
-        shape: dict[str, Any] = {"source": cascade.source, "stages": stages}
+        skipped = [
+            {"origin": k.origin, "command": k.command, "reason": k.reason} for k in cascade.skipped
+        ]
+        shape: dict[str, Any] = {"source": cascade.source, "stages": stages, "skipped": skipped}
         if cascade.workspace is not None:  # issue 29: a monorepo's packages
             from greenloop.detect.packages import workspace_json
 
@@ -191,6 +201,9 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
         from greenloop.detect.packages import workspace_text
 
         lines.append(workspace_text(cascade.workspace))
+    if cascade.skipped:
+        lines.append("CI steps not taken as stages:")
+        lines += [f"  {k.origin}  {k.command[:80]}\n     why: {k.reason}" for k in cascade.skipped]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,100 @@
+"""Local green means CI green (issue 38): a repository whose detected gate is green while its CI
+runs a freshness check that fails on the same tree; check says so, --stages-from ci/both are red
+with that check's finding, and the loop with --stages-from both fixes it. Real git, real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+GENERATE = (
+    "from calc import VERSION\nwith open('VERSION.txt', 'w') as f:\n    f.write(VERSION + '\\n')\n"
+)
+WORKFLOW = """name: CI
+on: [pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install pytest
+      - run: python -m pytest -q -p no:cacheprovider
+      - name: generated files are fresh
+        run: |
+          python generate.py
+          git diff --exit-code
+      - run: twine upload dist/*
+"""
+
+
+@pytest.fixture
+def stale(make_repo: Callable[..., Path]) -> Path:
+    return make_repo(
+        {
+            "calc.py": "VERSION = '1.1'\n\n\ndef add(a, b):\n    return a + b\n",
+            "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            "generate.py": GENERATE,
+            "VERSION.txt": "1.0\n",  # the generator's output, not regenerated after the bump
+            "pyproject.toml": "[project]\nname = 'calc'\nversion = '0'\n",
+            ".gitignore": "__pycache__/\n",
+            ".github/workflows/ci.yml": WORKFLOW,
+        }
+    )
+
+
+def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), *args],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, check=False,
+    )  # fmt: skip
+
+
+def test_detect_lists_the_ci_stages_with_their_origin_cwd_and_skipped_steps(stale: Path) -> None:
+    out = greenloop(stale, "detect", "--stages-from", "ci", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [(s["name"], s["origin"], s["cwd"]) for s in data["stages"]] == [
+        ("test", ".github/workflows/ci.yml:9", "."),
+        ("fresh", ".github/workflows/ci.yml:13", "."),
+    ]
+    assert data["stages"][1]["command"] == "python generate.py && git diff --exit-code"
+    reasons = {s["command"]: s["reason"] for s in data["skipped"]}
+    assert reasons["twine upload dist/*"] == "uploads, publishes or deploys"
+    assert reasons["pip install pytest"] == "installs tools or packages (set-up)"
+
+
+def test_default_check_is_green_and_says_once_what_ci_also_runs(stale: Path) -> None:
+    out = greenloop(stale, "check")
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = [line for line in out.stderr.splitlines() if "CI also runs" in line]
+    assert lines == [
+        "greenloop: CI also runs `python generate.py && git diff --exit-code` "
+        "(.github/workflows/ci.yml:13); not run here (--stages-from both runs them too)"
+    ]
+
+
+@pytest.mark.parametrize("source", ["ci", "both"])
+def test_the_ci_derived_gate_is_red_with_the_freshness_finding(stale: Path, source: str) -> None:
+    out = greenloop(stale, "check", "--stages-from", source)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "VERSION.txt" in out.stdout
+    assert "+1.1" in out.stdout
+    assert "CI also runs" not in out.stderr
+
+
+def test_the_loop_with_stages_from_both_fixes_what_only_ci_checks(
+    stale: Path, tmp_path: Path
+) -> None:
+    steps = tmp_path / "steps.json"
+    fix = {"write": "VERSION.txt", "text": "1.1\n"}
+    steps.write_text(json.dumps([[fix]]))
+    out = greenloop(stale, "run", "-y", "--stages-from", "both", "--agent", f"scripted:{steps}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "SUCCESS" in out.stdout.upper()
+    assert (stale / "VERSION.txt").read_text() == "1.1\n"

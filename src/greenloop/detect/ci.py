@@ -481,7 +481,9 @@ def _matrix_rows(strategy: object) -> list[dict[str, str]]:
         # GitHub's include: it extends every row whose axis values it does not change, else it
         # is a row of its own
         fitting = [
-            r for r in rows if r and all(r.get(k, v) == v for k, v in entry.items() if k in axes)
+            r
+            for r in rows
+            if r and axes and all(r.get(k, v) == v for k, v in entry.items() if k in axes)
         ]
         for row in fitting:
             row.update({k: v for k, v in entry.items() if k not in axes})

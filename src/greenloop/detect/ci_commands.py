@@ -65,7 +65,8 @@ _BY_NAME = (  # a script, make target, npm script, tox env or nox session, by it
         re.compile(r"lint|fmt|format|style|check-format|pre-?commit|ruff|flake|eslint|prettier"),
         "lint",
     ),
-    (re.compile(r"test|spec|check|verify|ci$|cov"), "test"),
+    (re.compile(r"vet\b|vet$"), "lint"),
+    (re.compile(r"test|spec|check|verify|ci$|cov|diff"), "test"),
     (re.compile(r"build|compile|docs|dist|package|bundle"), "build"),
 )
 
@@ -101,7 +102,8 @@ def _swallowed(words: list[str]) -> str:
     if "||" not in words:
         return ""
     fallback = words[len(words) - words[::-1].index("||") :]
-    if fallback[:1] == ["false"] or (fallback[:1] == ["exit"] and fallback[1:2] != ["0"]):
+    last = [w.strip(";{}") for w in fallback if w.strip(";{}")]  # `|| { cat log; false; }`
+    if last[-1:] == ["false"] or (len(last) > 1 and last[-2] == "exit" and last[-1] != "0"):
         return ""
     return " ".join(fallback) or "true"
 
@@ -158,7 +160,8 @@ def _of(words: list[str], command: str) -> Verdict:
     if head == "uv":
         return _uv(rest)
     if head == "coverage":
-        return Verdict(kind="test") if rest[:1] == ["run"] else Verdict(skip="a coverage report")
+        gate = rest[:1] == ["run"] or any(w.startswith("--fail-under") for w in rest)
+        return Verdict(kind="test") if gate else Verdict(skip="a coverage report")
     return _tool(head, rest, command)
 
 

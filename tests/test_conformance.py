@@ -50,10 +50,7 @@ compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {
-    "pytest/aiofiles-0": "no async plugin installed: 207 failures sent to the agent (issue 37)",
-    "pytest/aiofiles-1": "no async plugin installed: 207 failures sent to the agent (issue 37)",
-}
+KNOWN_WRONG: dict[str, str] = {}
 
 
 def case_id(path: Path) -> str:

@@ -39,6 +39,16 @@ def test_async_tests_no_plugin_runs_are_an_environment_failure_naming_the_declar
     assert "tests/test_os.py::test_stat: Failed: async def functions are not natively" in digest
 
 
+def test_async_tests_an_older_pytest_skipped_for_want_of_a_plugin_are_not_a_green() -> None:
+    out = _checked("pytest/outcome-0")  # pytest 8.3: 7 passed, 3 skipped, exit 0
+    digest = out["digest"]
+    assert out["verdict"] == "env_failure"
+    assert "pytest skipped them (3 skipped), so they never ran" in digest
+    assert "async def function and no async plugin installed" in digest
+    assert "Install `pytest-asyncio`" in digest
+    assert "declares it in test-requirements.txt" in digest
+
+
 def test_pytest_refusing_coverage_options_quotes_its_error_and_names_pytest_cov() -> None:
     out = _checked("pytest/tinydb-0")  # pytest.ini's addopts: --cov-append --cov-report term …
     digest = out["digest"]

@@ -113,10 +113,14 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
     said = [f"{e.get('message', '')}\n{e.text or ''}" for _, e in failing]
     if any(_ASYNC_UNSUPPORTED in s for s in said) and all(map(_no_async_plugin, said)):
         verdict = "env_failure"  # no async plugin installed: every test fails before its code runs
+    skips = (e.get("message", "") for e in suite.iter("skipped"))
+    if verdict in ("green", "untrusted") and any(_ASYNC_SKIPPED in s for s in skips):
+        verdict = "env_failure"  # pytest < 8.4 skips the async tests it cannot run, exit 0
     return Facts(verdict=verdict, **facts)  # type: ignore[arg-type]
 
 
 _ASYNC_UNSUPPORTED = "async def functions are not natively supported"
+_ASYNC_SKIPPED = "async def function and no async plugin installed"
 
 
 def _no_async_plugin(said: str) -> bool:

@@ -22,6 +22,7 @@ from greenloop.verify.classify_plugins import (
     option_plugin,
     refused_advice,
     refused_options,
+    skipped_async_tests,
 )
 from greenloop.verify.classify_repository import (
     foreign_import,
@@ -107,7 +108,7 @@ def classify(
     if env is not None:
         return env
     if run.exit_code == 0:
-        return _judge_green(run, parsed, command)
+        return skipped_async_tests(run, parsed, root) or _judge_green(run, parsed, command)
     if _is_pytest(parsed) and run.exit_code == PYTEST_NO_TESTS:
         return Classification(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)

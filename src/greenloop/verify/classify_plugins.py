@@ -14,6 +14,9 @@ from greenloop.verify.verdict import Classification, Verdict
 
 # pytest's own list when it cannot run an async test, in the order a project most often uses them
 ASYNC_PLUGINS = ("pytest-asyncio", "anyio", "pytest-trio", "pytest-tornasync", "pytest-twisted")
+# pytest < 8.4: the skip's reason (-ra shows it) and the warning (the warnings summary)
+SKIPPED_NO_PLUGIN = "async def function and no async plugin installed"
+_SKIPPED_WARNING = "async def functions are not natively supported and have been skipped"
 # what the output says beside the failures: an ini option or a mark only one plugin knows
 _ASYNC_HINTS = (
     ("asyncio_", "pytest-asyncio"),
@@ -76,7 +79,7 @@ def missing_async_plugin(
     """Every failing test is pytest's own "async def functions are not natively supported" (or a
     fixture not found beside them: pytest-asyncio's ``unused_tcp_port``): no async plugin is
     installed, so not one of those tests ran its code."""
-    if NOT_NATIVE not in run.merged:
+    if NOT_NATIVE not in run.merged or "pytest" not in parsed.tool:
         return None
     tests = [f for f in parsed.failures if f.kind is Kind.TEST]
     if not any(NOT_NATIVE in f.message for f in tests):
@@ -95,6 +98,38 @@ def missing_async_plugin(
         evidence=f"{first.id}: {first.error_type or 'Failed'}: {first.message}",
         advice=_install_advice(plugin, where, "the plugin the async tests are written for"),
     )
+
+
+def skipped_async_tests(
+    run: ProcessResult, parsed: ParseResult, root: str = ""
+) -> Classification | None:
+    """pytest before 8.4 skips an ``async def`` test no plugin runs (a warning, a skip) and exits
+    0: the run is not green, those tests never ran. Only when the project declares the plugin or
+    configures it (``asyncio_mode``): a project whose optional async tests skip is green as ever."""
+    if "pytest" not in parsed.tool:
+        return None
+    said = _line_with(run.merged, SKIPPED_NO_PLUGIN) or _line_with(run.merged, _SKIPPED_WARNING)
+    plugin, where = _async_plugin(run.merged, root) if said else ("", "")
+    if not plugin:
+        return None
+    skipped = f" ({parsed.counts.skipped} skipped)" if parsed.counts.skipped else ""
+    return Classification(
+        verdict=Verdict.ENV_FAILURE,
+        reasons=(
+            f"no {plugin or 'async plugin'} installed to run async tests: pytest skipped them"
+            f"{skipped}, so they never ran",
+        ),
+        evidence=said,
+        advice=_install_advice(plugin, where, "the plugin the async tests are written for"),
+    )
+
+
+def _line_with(text: str, words: str) -> str:
+    at = text.find(words)
+    if at < 0:
+        return ""
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)].strip()
 
 
 def refused_options(run: ProcessResult) -> str:

@@ -8,10 +8,12 @@ import os
 import re
 
 from greenloop.parsers.model import Failure, Kind, ParseResult
-from greenloop.parsers.pytest import NOT_NATIVE
 from greenloop.processes.process import ProcessResult
 from greenloop.verify.verdict import Classification, Verdict
 
+# pytest (8.4+) fails an async test no plugin runs with this (parsers/pytest.py reads it too; not
+# imported from there: the Stop hook classifies every run, pytest's or not)
+NOT_NATIVE = "async def functions are not natively supported"
 # pytest's own list when it cannot run an async test, in the order a project most often uses them
 ASYNC_PLUGINS = ("pytest-asyncio", "anyio", "pytest-trio", "pytest-tornasync", "pytest-twisted")
 # pytest < 8.4: the skip's reason (-ra shows it) and the warning (the warnings summary)

@@ -88,7 +88,12 @@ _PAIR_WORDS = (
 _PAIR_WORD = "|".join(_PAIR_WORDS)
 _PAIR_TAIL = r"[\w.-]{0,40}?[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\s\"',;&)}\]]{4,400})"
 # ``postgres://app:pw@db``: the password in a URL's userinfo.
-_LINE_NUMBERS = r"\d+(?::\d+)*:?"  # `tokens.py:145:12:`, a location, not `token: 145`
+# `tokens.py:145:12:` or `test_token.py:42.` ending a sentence: a location, not `token: 145`
+_LINE_NUMBERS = r"\d+(?::\d+)*[:.]?"
+# `Token(kind='OP')` in an assertion diff, `token_handler.create_token(request`, `list[bytes`,
+# `self.refresh_token`: a call, a repr, a subscript or an attribute (code the tool quoted), not
+# a value someone typed as a secret; nor pytest's cut repr (`Lexed(token=T...='x')`: 1 char left)
+_CODE = r"[A-Za-z_][\w.]*[(\[]|(?:self|cls)\.[A-Za-z_]|\w{0,3}\.\.\."
 _URL_PASSWORD = r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)"
 _extra: list[re.Pattern[str]] = []
 
@@ -169,10 +174,11 @@ def _has_pair_word(text: str) -> bool:
 
 def _is_secret_value(value: str) -> bool:
     """Not a number, a boolean or a placeholder; not what follows a file named like a secret word
-    (``tests/test_tokenize.py::test_x``: ``:test_x``; ``sqlparse/tokens.py:145:``: a line)."""
+    (``tests/test_tokenize.py::test_x``: ``:test_x``; ``sqlparse/tokens.py:145:``: a line); not
+    code (``token: Token(kind='OP')``, ``token = json.loads(token)``)."""
     if value.isdigit() or value.lower() in _BORING or value.startswith(("[", REDACTED, ":")):
         return False
-    return re.fullmatch(_LINE_NUMBERS, value) is None
+    return re.fullmatch(_LINE_NUMBERS, value) is None and re.match(_CODE, value) is None
 
 
 def redact_data(value: Any) -> Any:

@@ -30,7 +30,7 @@ _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<lin
 # module not found (MODULE_NOT_FOUND, ERR_MODULE_NOT_FOUND); the project's place is in the stack,
 # the `Require stack:` below the message (CJS) or its `imported from <file>` (ESM)
 _INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
-_TIME = re.compile(r"\s+# time=[\d.]+m?s$")
+_TIME = re.compile(r"(?<!\s)\s+# time=[\d.]+m?s$")
 _NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
 _NESTED_MESSAGE = re.compile(r"^\s*message: ")
 _NODE_TRAILER = re.compile(r"^(?:# )?Node\.js v\d+\.\d+\.\d+$")

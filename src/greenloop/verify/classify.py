@@ -17,6 +17,13 @@ from greenloop.verify.classify_output import (
     unset_variable,
     usage_error,
 )
+from greenloop.verify.classify_plugins import (
+    missing_async_plugin,
+    option_plugin,
+    refused_advice,
+    refused_options,
+    skipped_async_tests,
+)
 from greenloop.verify.classify_repository import (
     foreign_import,
     module_not_installed,
@@ -101,7 +108,7 @@ def classify(
     if env is not None:
         return env
     if run.exit_code == 0:
-        return _judge_green(run, parsed, command)
+        return skipped_async_tests(run, parsed, root) or _judge_green(run, parsed, command)
     if _is_pytest(parsed) and run.exit_code == PYTEST_NO_TESTS:
         return Classification(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)
@@ -161,7 +168,7 @@ def environment_problem(
     what it says beside the repository's own files (``root``)."""
     if run.exit_code == 0:
         return None
-    return _told_by_output(run, parsed, repo_modules) or (
+    return _told_by_output(run, parsed, repo_modules, root) or (
         _told_by_repository(run, parsed, root) if root else None
     )
 
@@ -180,13 +187,15 @@ def _told_by_repository(
 
 
 def _told_by_output(
-    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str], root: str = ""
 ) -> Classification | None:
-    """What the output alone says, asked in this order: the first answer wins."""
+    """What the output says, asked in this order: the first answer wins (``root``: where the
+    project declares a plugin the output shows missing)."""
     text = run.merged
     return (
         _could_not_run(run)
-        or _pytest_refused(run, parsed, repo_modules)
+        or _pytest_refused(run, parsed, repo_modules, root)
+        or missing_async_plugin(run, parsed, root)
         or _make_could_not_run_a_tool(text)
         or _wrong_command_line(run)
         or toolchain_too_old(run)
@@ -213,7 +222,7 @@ def _could_not_run(run: ProcessResult) -> Classification | None:
 
 
 def _pytest_refused(
-    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str], root: str = ""
 ) -> Classification | None:
     # a conftest that imports the project exits 4 on the project's own SyntaxError: code, not env
     conftest = "ImportError while loading conftest" in run.merged
@@ -223,10 +232,14 @@ def _pytest_refused(
     # structlog without its test group: "Unknown config option: asyncio_…" (a plugin's
     # option) is the last line, the modules that were not installed are the cause
     what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
+    refused = refused_options(run) if run.exit_code == PYTEST_USAGE else ""
+    plugin, where = option_plugin(refused, root)
+    why = f"pytest {what} (exit {run.exit_code})"
     return module_not_installed(run.merged, repo_modules) or Classification(
         verdict=Verdict.ENV_FAILURE,
-        reasons=(f"pytest {what} (exit {run.exit_code})",),
-        evidence=_last_line(run.merged),
+        reasons=(f"{why}: its options need {plugin}, not installed" if plugin else why,),
+        evidence=refused or _last_line(run.merged),
+        advice=refused_advice(plugin, where),
     )
 
 

@@ -98,3 +98,52 @@ def test_the_loop_with_stages_from_both_fixes_what_only_ci_checks(
     assert out.returncode == 0, out.stdout + out.stderr
     assert "SUCCESS" in out.stdout.upper()
     assert (stale / "VERSION.txt").read_text() == "1.1\n"
+
+
+PR_WORKFLOW = """name: CI
+on: [pull_request]
+jobs:
+  freshness:
+    name: generated files
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          python generate.py
+          git diff --exit-code
+"""
+
+
+@pytest.mark.parametrize("event", ["check_run", "pull_request"])
+def test_pr_runs_the_failing_checks_ci_stages_first(tmp_path: Path, event: str) -> None:
+    from github_server import github_server, pull_json
+    from pr_fixtures import NUMBER, REPO, git, make_pr
+
+    head = {
+        "version.py": "VERSION = '1.1'\n",
+        "generate.py": GENERATE.replace("from calc import", "from version import"),
+        "VERSION.txt": "1.0\n",
+        ".github/workflows/ci.yml": PR_WORKFLOW,
+    }
+    with github_server(REPO) as gh:
+        pr = make_pr(tmp_path, gh, head)
+        if event == "check_run":  # the job named in the workflow failed on the PR's head
+            pull = pull_json(REPO, NUMBER, "feature", "main", pr.head_sha)
+            run = {"name": "generated files", "conclusion": "failure", "pull_requests": [pull]}
+            payload = {"action": "completed", "check_run": run}
+            Path(pr.env["GITHUB_EVENT_PATH"]).write_text(json.dumps(payload))
+        env = {**pr.env, "GITHUB_EVENT_NAME": event}
+        fix = "printf '1.1\\n' > VERSION.txt; echo 'Summary: regenerated VERSION.txt'"
+        done = subprocess.run(
+            [PY, "-m", "greenloop", "pr", "--agent", fix, "--no-comment"],
+            cwd=pr.checkout, env=env, capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, timeout=900, check=False,
+        )  # fmt: skip
+        if event == "pull_request":  # nothing names the failing check: the local gate is green
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "the verifier is already green" in done.stdout
+            assert git(pr.origin, "show", "feature:VERSION.txt") == "1.0"
+            return
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "the failing check 'generated files' runs first" in done.stderr
+        assert git(pr.origin, "show", "feature:VERSION.txt") == "1.1"

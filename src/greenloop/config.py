@@ -63,6 +63,9 @@ class Config:
     """Iterations without a falling failure count before non-convergence."""
     subset: str = "auto"
     """``auto``: re-run only the failing tests first; ``off``: always the full cascade."""
+    ci_first: str = ""
+    """Set by ``greenloop pr`` (never by a key): the failing CI check (a job's name or a workflow
+    file) whose stages run first."""
     stages_from: str = "detect"
     """Where stages come from (issue 38): ``detect`` (manifests, agent docs), ``ci`` (the
     commands the project's CI runs on a pull request) or ``both`` (detected, plus the CI checks
@@ -108,7 +111,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 TEST_LISTS = ("must_pass", "pass_to_pass")
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
-_NOT_SETTINGS = ("stages", "source", "timeout_origin")  # set by greenloop, never by a key
+_NOT_SETTINGS = (
+    "stages",
+    "source",
+    "timeout_origin",
+    "ci_first",
+)  # set by greenloop, never by a key
 
 
 def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Config:

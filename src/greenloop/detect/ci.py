@@ -15,7 +15,7 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,18 @@ class CiCommand:
     """``PATH:LINE`` of the line holding the command, relative to the repository root."""
     cwd: str = ""
     job: str = ""
+    job_name: str = ""
+    """The job's ``name:`` as CI shows it (a check run's name), else its key."""
+
+    def of_check(self, check: str) -> bool:
+        """Whether this command belongs to the CI check named ``check``: the job's key or name
+        (``tests (3.11)`` for a matrix job named ``tests``), or the workflow file."""
+        if not check:
+            return False
+        names = {self.job, self.job_name.split("${{")[0].strip()}
+        if check in names or check == self.origin.rpartition(":")[0]:
+            return True
+        return any(n and check.startswith(f"{n} (") for n in names)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,12 +151,18 @@ def _workflow(path: str, doc: Any, on_pr: bool, found: _Found) -> None:
         wanted = "pull requests" if on_pr else "push"
         found.skip(f"{path}:1", f"workflow {path}", f"runs on {when}, not on {wanted}")
         return
-    jobs = doc.get("jobs")
+    found_jobs = doc.get("jobs")
+    jobs: dict[str, Any] = found_jobs if isinstance(found_jobs, dict) else {}
     env = _env(doc.get("env"))
     defaults = _working_directory(doc.get("defaults"))
-    for name, job in (jobs or {}).items() if isinstance(jobs, dict) else ():
+    first = len(found.commands)
+    for name, job in jobs.items():
         if isinstance(job, dict):
             _job(path, name, job, env, defaults, found)
+    shown = {str(k): str(j.get("name") or k) for k, j in jobs.items() if isinstance(j, dict)}
+    found.commands[first:] = [
+        replace(c, job_name=shown.get(c.job, c.job)) for c in found.commands[first:]
+    ]
 
 
 def _job(

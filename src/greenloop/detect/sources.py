@@ -26,42 +26,51 @@ def detect_cascade(root: Path, config: Config, command: Sequence[str] = ()) -> C
     ``stages_from`` ``ci`` or ``both``, the project's CI instead or as well (issue 38)."""
     cascade = _find_cascade(root, config, command)
     if not command and config.stages_from != "detect":
-        cascade = _with_ci(root, config.stages_from, cascade)
+        cascade = _with_ci(root, config.stages_from, cascade, first=config.ci_first)
     if cascade is None:
         return None
     return replace(cascade, stages=tuple(_limit_origin(s, config) for s in cascade.stages))
 
 
-def _with_ci(root: Path, stages_from: str, cascade: Cascade | None) -> Cascade | None:
+def _with_ci(
+    root: Path, stages_from: str, cascade: Cascade | None, *, first: str = ""
+) -> Cascade | None:
+    """``first``: the failing CI check (``greenloop pr``): its stages run before all others, so
+    the loop meets what failed in CI before anything else."""
     from greenloop.detect.ci import read_ci
     from greenloop.errors import FatalError
 
     reading = read_ci(root)
-    derived = tuple(sorted((ci_stage(c) for c in reading.commands), key=_fastest_first))
-    used = dict.fromkeys(s.origin.rpartition(":")[0] for s in derived)
+    failed = tuple(ci_stage(c) for c in reading.commands if c.of_check(first))
+    rest = tuple(
+        sorted((ci_stage(c) for c in reading.commands if not c.of_check(first)), key=_fastest_first)
+    )
+    used = dict.fromkeys(s.origin.rpartition(":")[0] for s in (*failed, *rest))
     where = ", ".join(used or reading.files) or "no CI file (.github/workflows/, .gitlab-ci.yml)"
-    if stages_from == "ci":
-        if not derived:
-            raise FatalError(
-                f"--stages-from ci: {where} runs no verification command greenloop can take "
-                "(`greenloop detect --stages-from ci` lists what was skipped and why)"
-                if reading.files
-                else f"--stages-from ci: {where} here"
-            )
-        return Cascade(stages=derived, source=f"CI ({where})", skipped=reading.skipped)
-    if cascade is None:
-        return (
-            Cascade(stages=derived, source=f"CI ({where})", skipped=reading.skipped)
-            if derived
-            else None
-        )
-    extra = lacking(cascade, derived)
+    if stages_from == "ci" or cascade is None:
+        if not failed and not rest:
+            if stages_from == "ci":
+                raise FatalError(_nothing_in_ci(reading.files, where))
+            return None
+        return Cascade(stages=(*failed, *rest), source=f"CI ({where})", skipped=reading.skipped)
+    ahead = Cascade(stages=failed, source="")
+    base = lacking(ahead, cascade.stages)  # the detected stages the failed check does not repeat
+    extra = lacking(replace(cascade, stages=(*failed, *base)), rest)
     return replace(
         cascade,
-        stages=(*cascade.stages, *extra),
-        source=f"{cascade.source} + CI ({where})" if extra else cascade.source,
+        stages=(*failed, *base, *extra),
+        source=f"{cascade.source} + CI ({where})" if failed or extra else cascade.source,
         skipped=reading.skipped,
     )
+
+
+def _nothing_in_ci(files: Sequence[str], where: str) -> str:
+    if files:
+        return (
+            f"--stages-from ci: {where} runs no verification command greenloop can take "
+            "(`greenloop detect --stages-from ci` lists what was skipped and why)"
+        )
+    return f"--stages-from ci: {where} here"
 
 
 def _fastest_first(stage: Stage) -> int:

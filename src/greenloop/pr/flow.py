@@ -63,6 +63,12 @@ def run_pr(
     on_head_branch(root, context)
     if own_commit(root):
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
+    if context.failing_check:  # reproduce what failed in CI before anything else (issue 38)
+        from dataclasses import replace
+
+        both = "both" if config.stages_from == "detect" else config.stages_from
+        config = replace(config, stages_from=both, ci_first=context.failing_check)
+        progress(f"pr · the failing check {context.failing_check!r} runs first")
     kept_out = keep_out_set_up(root)
     if kept_out:
         progress(f"pr · the set-up's by-products kept out of git: {', '.join(kept_out)}")

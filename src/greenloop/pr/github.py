@@ -17,6 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -261,7 +262,18 @@ def read_context(
             "not set): run greenloop pr on pull_request, check_run, check_suite, workflow_run or "
             "a pull request's issue_comment/label event"
         )
-    return _context(repo, event_name, pull, base)
+    return replace(_context(repo, event_name, pull, base), failing_check=_failing(payload))
+
+
+def _failing(payload: Mapping[str, Any]) -> str:
+    """The failed check the event is about: its job's name, or its workflow's file."""
+    run = payload.get("check_run") or {}
+    if isinstance(run, dict) and run.get("conclusion") in ("failure", "timed_out"):
+        return str(run.get("name") or "")
+    workflow = payload.get("workflow_run") or {}
+    if isinstance(workflow, dict) and workflow.get("conclusion") in ("failure", "timed_out"):
+        return str(workflow.get("path") or "")
+    return ""
 
 
 def _payload(path: str) -> dict[str, Any]:

@@ -147,3 +147,15 @@ def test_pr_runs_the_failing_checks_ci_stages_first(tmp_path: Path, event: str) 
         assert done.returncode == 0, done.stdout + done.stderr
         assert "the failing check 'generated files' runs first" in done.stderr
         assert git(pr.origin, "show", "feature:VERSION.txt") == "1.1"
+
+
+def test_a_malformed_workflow_exits_2_with_one_line_and_no_traceback(
+    make_repo: Callable[..., Path],
+) -> None:
+    broken = "on: [pull_request]\njobs:\n  test:\n    steps: [\n      - run: pytest\n"
+    root = make_repo({".github/workflows/ci.yml": broken, "a.py": ""})
+    out = greenloop(root, "detect", "--stages-from", "ci")
+    assert out.returncode == 2
+    assert out.stderr.startswith("greenloop: malformed CI file .github/workflows/ci.yml:")
+    assert out.stderr.count("\n") == 1
+    assert "Traceback" not in out.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from github_server import TOKEN, github_server
 from pr_fixtures import BROKEN, FIX, NUMBER, REPO, git, make_pr
@@ -204,3 +205,36 @@ def test_a_pip_install_e_egg_info_left_by_the_ci_set_up_is_kept_out_not_refused(
         assert "kept out of git: calc.egg-info/" in done.stderr
         pushed = git(pr.origin, "diff", "--name-only", before, "feature").splitlines()
         assert pushed == ["calc.py"]  # the metadata is not committed with the agent's fix
+
+
+def test_a_comment_by_another_user_carrying_the_marker_is_never_edited(tmp_path: Path) -> None:
+    with github_server(REPO) as gh:
+        forged = {"id": 7, "body": f"{MARKER}\nhello", "user": {"login": "mallory", "type": "User"}}
+        gh.comments[NUMBER] = [forged]
+        pr = make_pr(tmp_path, gh, BROKEN)
+
+        done = pr.run("--agent", FIX)
+
+        assert done.returncode == 0, done.stderr
+        assert not gh.calls("PATCH")  # mallory's comment keeps its words
+        assert gh.comments[NUMBER][0]["body"] == f"{MARKER}\nhello"
+        (created,) = gh.calls("POST", rf"/issues/{NUMBER}/comments$")
+        assert created.body["body"].startswith(MARKER)
+        assert "ignored comment 7 by mallory: it carries greenloop's marker" in done.stderr
+
+        # the next run finds its own comment, not mallory's
+        from greenloop.pr.forge import PrContext
+        from greenloop.pr.github import GitHub
+
+        context = PrContext(repo=REPO, number=NUMBER, head_ref="feature", base_ref="main",
+                            head_repo=REPO)  # fmt: skip
+        forge = GitHub(context, token=TOKEN, api_url=gh.url, environ={"GITHUB_ACTIONS": "true"})
+        found = forge.find_comment()
+        assert found is not None
+        assert found.id == str(created_id(gh))
+        assert forge.ignored == ["comment 7 by mallory"]
+
+
+def created_id(gh: Any) -> int:
+    (mine,) = [c for c in gh.comments[NUMBER] if c.get("user", {}).get("type") == "Bot"]
+    return int(mine["id"])

@@ -189,6 +189,8 @@ def _comment(forge: Forge, body: str, progress: Progress) -> str:
     except ForgeError as exc:
         progress(f"pr · warning: the comment was not written: {exc}")
         return ""
+    for other in getattr(forge, "ignored", ()):  # issue 39: a marker proves no authorship
+        progress(f"pr · ignored {other}: it carries greenloop's marker but is not greenloop's own")
     return made.url
 
 

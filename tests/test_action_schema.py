@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from limits import hang
+
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github" / "greenloop-fix.yml"
@@ -26,7 +28,7 @@ def check_schema(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         stdin=subprocess.DEVNULL,
     )
 
@@ -129,7 +131,7 @@ def test_an_openai_agent_gets_the_llm_extra_installed_with_greenloop(tmp_path: P
     }
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)],
-        env=env, capture_output=True, text=True, timeout=1800, check=False,
+        env=env, capture_output=True, text=True, timeout=hang(1800), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     venv_python = tmp_path / "home" / "venv" / "bin" / "python"

@@ -19,6 +19,7 @@ from greenloop.bench.names import agent_names
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
 from greenloop.report.html import CHART_H, PAD_B, PAD_T
+from limits import hang
 
 ROOT = Path(__file__).resolve().parents[1]
 VERIFY = (sys.executable, "-B", "test_lib.py")
@@ -129,7 +130,7 @@ def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_diffe
 def report(out: Path, fmt: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "greenloop", "report", "--bench", str(out), "--format", fmt],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True, text=True, timeout=hang(120), check=True,
     )  # fmt: skip
     return done.stdout
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from limits import hang
+
 PY = sys.executable
 GENERATE = (
     "from calc import VERSION\nwith open('VERSION.txt', 'w') as f:\n    f.write(VERSION + '\\n')\n"
@@ -51,7 +53,7 @@ def stale(make_repo: Callable[..., Path]) -> Path:
 def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [PY, "-m", "greenloop", "-C", str(root), *args],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=900, check=False,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=hang(900), check=False,
     )  # fmt: skip
 
 
@@ -137,7 +139,7 @@ def test_pr_runs_the_failing_checks_ci_stages_first(tmp_path: Path, event: str) 
         done = subprocess.run(
             [PY, "-m", "greenloop", "pr", "--agent", fix, "--no-comment"],
             cwd=pr.checkout, env=env, capture_output=True, text=True,
-            stdin=subprocess.DEVNULL, timeout=900, check=False,
+            stdin=subprocess.DEVNULL, timeout=hang(900), check=False,
         )  # fmt: skip
         if event == "pull_request":  # nothing names the failing check: the local gate is green
             assert done.returncode == 0, done.stdout + done.stderr

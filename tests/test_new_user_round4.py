@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from limits import hang
+
 PY = sys.executable
 
 
@@ -15,7 +17,7 @@ def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=180,
+        timeout=hang(180),
         check=False,
     )
 
@@ -123,13 +125,13 @@ def test_ctrl_c_under_tee_keeps_the_report_on_stderr_and_exits_130(tmp_path: Pat
         text=True,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 600  # a hang guard: the baseline runs first
+    deadline = time.monotonic() + hang(600)  # a hang guard: the baseline runs first
     while not started.exists():
         assert time.monotonic() < deadline, "the agent never started"
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: every process of the foreground job
-    _out, err = proc.communicate(timeout=600)
+    _out, err = proc.communicate(timeout=hang(600))
     assert (tmp_path / "rc").read_text().strip() == "130", err
     assert "stdout's reader was stopped too; the report:" in err
     assert "INTERRUPTED" in err.upper().split("THE REPORT:", 1)[1]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import greenloop
 from greenloop.parsers import PARSERS
+from limits import hang
 
 PER_PARSE_GUARD_S = 2.0
 CHILD = """
@@ -57,7 +58,11 @@ print(json.dumps(times))
 
 def test_every_parser_parses_long_runs_of_spaces_without_hanging() -> None:
     child = subprocess.run(
-        [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-c", CHILD],
+        capture_output=True,
+        text=True,
+        timeout=hang(300),
+        check=False,
     )
     assert child.returncode == 0, child.stderr[-2000:]
     times: dict[str, float] = json.loads(child.stdout)
@@ -222,7 +227,7 @@ def test_every_regex_that_reads_tool_output_is_linear_on_100_kb_of_each_characte
         input=json.dumps(patterns),
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=hang(1800),
         check=False,
     )
     assert child.returncode == 0, child.stderr[-2000:]

@@ -18,6 +18,7 @@ from typing import Any
 
 from cli_process import git, greenloop
 from greenloop.redact import redact
+from limits import hang
 from secret_shapes import PROJECT_PATTERN, SHAPES
 from test_conformance import check
 
@@ -106,7 +107,7 @@ def _pytest_output(tmp_path: Path, test: str) -> str:
     (tmp_path / "test_lexer.py").write_text(test)
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     run = subprocess.run(
-        argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=hang(300), check=False
     )
     return run.stdout
 

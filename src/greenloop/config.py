@@ -63,6 +63,10 @@ class Config:
     """Iterations without a falling failure count before non-convergence."""
     subset: str = "auto"
     """``auto``: re-run only the failing tests first; ``off``: always the full cascade."""
+    flaky_real_after: int = 3
+    """A known-flaky test failing on this many runs of one tree in a row is a real failure."""
+    flaky_clean_after: int = 10
+    """A known-flaky test leaves the list after this many runs of its check it did not fail."""
     ci_first: str = ""
     """Set by ``greenloop pr`` (never by a key): the failing CI check (a job's name or a workflow
     file) whose stages run first."""

@@ -41,7 +41,8 @@ def add_check(sub: SubParsers) -> None:
         "check",
         help="run the verifier cascade once and print the digest",
         description="Run the detected or configured verifier once. Exit codes: 0 green, "
-        "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green.",
+        "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green, "
+        "6 only known-flaky tests failed.",
         usage="greenloop check [options] [-- CMD ...]",
         epilog=COMMAND_HELP,
     )
@@ -316,6 +317,20 @@ def add_runs(sub: SubParsers) -> None:
     sub.add_parser("runs", help="list recorded runs, newest first")
 
 
+def add_flaky(sub: SubParsers) -> None:
+    p = sub.add_parser(
+        "flaky",
+        help="the known-flaky tests: passed and failed on one tree (remembered across runs)",
+        description="Lists the tests that passed and failed on the same tree in the runs greenloop "
+        "remembers (check, the Stop hook, the loop's re-runs): never the agent's first target; a "
+        "run whose only failures are these exits 6. --forget drops a test's history.",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
+    forget = p.add_mutually_exclusive_group()
+    forget.add_argument("--forget", metavar="TEST", help="forget this test's outcomes so far")
+    forget.add_argument("--all", action="store_true", help="with nothing else: forget every test")
+
+
 def add_recover(sub: SubParsers) -> None:
     sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
 
@@ -329,6 +344,7 @@ SUBCOMMANDS = (
     add_bench,
     add_report,
     add_runs,
+    add_flaky,
     add_recover,
     add_hook,
     add_install,

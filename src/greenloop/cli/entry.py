@@ -33,6 +33,7 @@ HANDLERS = {
     "bench": ("greenloop.bench.cli", "main_bench"),
     "report": ("greenloop.cli.run", "main_report"),
     "runs": ("greenloop.loop.record", "main_runs"),
+    "flaky": ("greenloop.verify.outcomes", "main_flaky"),
     "recover": ("greenloop.loop.recover", "main_recover"),
     "install": ("greenloop.integrations.install", "main_install"),
     "uninstall": ("greenloop.integrations.install", "main_uninstall"),

@@ -15,6 +15,7 @@ from greenloop.detect.sources import detect_cascade
 from greenloop.detect.stages import Cascade
 from greenloop.errors import FatalError
 from greenloop.verify import cache as verify_cache
+from greenloop.verify import outcomes
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
@@ -155,6 +156,7 @@ def main_check(args: argparse.Namespace) -> int:
     # the edits before the run: a snapshot the verifier writes (jest, vitest) is not the user's
     diff = _uncommitted_diff(root)
     store = cache_store(root, config, wanted=args.cache)
+    tree = outcomes.tree_key(root)  # what the tests run on, before they write anything
     display = open_display(sys.stderr)  # a terminal sees a status line tick; a pipe sees nothing
     try:
         # SIGTERM, SIGHUP: the stage and what it started stop too
@@ -166,13 +168,30 @@ def main_check(args: argparse.Namespace) -> int:
     if isinstance(result, verify_cache.Reuse):
         sys.stdout.write(report.render_reuse(result, args.format))
         return 0
-    digest = build_digest(result, root=root, budget=config.budget, diff=diff)
+    result = outcomes.remember(  # issue 39
+        root, result, tree, source="check", real_after=config.flaky_real_after,
+        clean_after=config.flaky_clean_after,
+    )  # fmt: skip
+    digest = with_note(
+        build_digest(result, root=root, budget=config.budget, diff=diff),
+        outcomes.flaky_note(result),
+    )
     sys.stdout.write(report.render_check(result, digest, args.format))
     _tell_by_products(root, before)
     tell_weaker_gate(root, cascade, config, args.command)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
+
+
+def with_note(digest: Digest, note: str) -> Digest:
+    """The digest with one more line: first when it replaces the verdict's story, else last."""
+    if not note:
+        return digest
+    from dataclasses import replace
+
+    text = f"{digest.text}\n{note}" if digest.text else note
+    return replace(digest, text=text, tokens=digest.tokens + len(note) // 3 + 1)
 
 
 def tell_weaker_gate(root: Path, cascade: Cascade, config: Config, command: Sequence[str]) -> None:

@@ -59,6 +59,8 @@ def verdict_word(result: CheckResult) -> str:
     """``NO TESTS RAN`` rather than ``UNTRUSTED GREEN`` when that is the whole story."""
     failing = result.failing
     reasons = failing.classification.reasons if failing else ()
+    if result.flaky_only:
+        return "ONLY KNOWN-FLAKY TESTS FAILED"
     if result.verdict.value == "untrusted" and any("no tests" in r for r in reasons):
         return "NO TESTS RAN"
     return VERDICT_WORDS[result.verdict.value]
@@ -98,6 +100,8 @@ def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:
         "digest_tokens": digest.tokens,
         "for_agent": digest.for_agent,
         "rewritten": list(result.rewritten),
+        "known_flaky": list(result.known_flaky),
+        "flaky_only": result.flaky_only,
     }
 
 

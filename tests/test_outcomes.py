@@ -133,3 +133,28 @@ def test_forget_drops_a_tests_history(flaky_repo: Path, tmp_path: Path) -> None:
     forgot = check(flaky_repo, counter, "flaky", "--forget", "test_flaky.py::test_sometimes")
     assert forgot.returncode == 0
     assert "no known-flaky test" in check(flaky_repo, counter, "flaky").stdout
+
+
+def test_over_20_loop_runs_the_agent_is_never_sent_the_known_flaky_test_first(
+    flaky_repo: Path, tmp_path: Path
+) -> None:
+    (flaky_repo / "test_real.py").write_text(REAL)
+    subprocess.run(["git", "add", "-A"], cwd=flaky_repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "a real bug"], cwd=flaky_repo, check=True)
+    counter, prompts = tmp_path / "counter", tmp_path / "prompts"
+    prompts.mkdir()
+    # the agent keeps what it was sent and changes a file (a loop that changes nothing stalls)
+    agent = f'cp "$GREENLOOP_PROMPT_FILE" {prompts}/$(date +%s%N); echo x >> notes.txt'
+    sent = []
+    for _ in range(20):
+        out = check(flaky_repo, counter, "run", "-y", "--max-iters", "1", "--agent", agent)
+        assert out.returncode == 1, out.stdout + out.stderr  # the real bug is never fixed here
+        new = sorted(set(prompts.iterdir()) - set(sent))
+        sent += new
+        for prompt in new:
+            text = prompt.read_text()
+            assert "test_real" in text  # the real failure is always sent
+            if "test_sometimes" in text:  # named, but never ahead of the real one
+                assert text.index("test_real") < text.index("test_sometimes"), text
+    assert len(sent) == 20
+    assert "test_flaky.py::test_sometimes" in check(flaky_repo, counter, "flaky").stdout

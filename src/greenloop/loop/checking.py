@@ -140,7 +140,7 @@ def cache_store(root: Path, config: Config, wanted: bool) -> Path | None:
 
 
 def main_check(args: argparse.Namespace) -> int:
-    from greenloop.digest import build_digest
+    from greenloop.digest import build_digest, with_note
     from greenloop.processes.process import watch_output
     from greenloop.report import render as report
     from greenloop.report.live import open_display
@@ -182,16 +182,6 @@ def main_check(args: argparse.Namespace) -> int:
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
-
-
-def with_note(digest: Digest, note: str) -> Digest:
-    """The digest with one more line: first when it replaces the verdict's story, else last."""
-    if not note:
-        return digest
-    from dataclasses import replace
-
-    text = f"{digest.text}\n{note}" if digest.text else note
-    return replace(digest, text=text, tokens=digest.tokens + len(note) // 3 + 1)
 
 
 def tell_weaker_gate(root: Path, cascade: Cascade, config: Config, command: Sequence[str]) -> None:

@@ -251,6 +251,8 @@ def of_check(
             continue
         whole = full and run.parsed.counts.summary_seen
         failed = failing_test_ids(run) if run.verdict is Verdict.FAILED else ()
+        # a flip failed here too: the re-run that passed it took it out of ``result``
+        failed = tuple(dict.fromkeys((*failed, *flipped)))
         out.append(
             Outcome(
                 tree=tree, check=check_key(run.stage.command), full=whole, failed=failed,

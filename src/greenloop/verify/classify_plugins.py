@@ -66,6 +66,25 @@ OPTION_PLUGINS = {
     "--snapshot-update": "syrupy",
     "--snapshot-": "syrupy",
 }
+# an ini option pytest does not know -> the plugin that adds it (a name, or a prefix ending in
+# "_"): "Unknown config option: asyncio_mode", an INTERNALERROR under -W error (exit 3)
+INI_PLUGINS = {
+    "asyncio_": "pytest-asyncio",
+    "timeout": "pytest-timeout",
+    "timeout_": "pytest-timeout",
+    "DJANGO_SETTINGS_MODULE": "pytest-django",
+    "django_": "pytest-django",
+    "env": "pytest-env",
+    "trio_mode": "pytest-trio",
+    "trio_": "pytest-trio",
+    "mock_use_standalone_module": "pytest-mock",
+    "mypy_": "pytest-mypy",
+    "flake8-": "pytest-flake8",
+    "doctest_plus": "pytest-doctestplus",
+    "reruns": "pytest-rerunfailures",
+    "reruns_delay": "pytest-rerunfailures",
+}
+_UNKNOWN_INI = "Unknown config option: "
 # pytest's argparse: "pytest: error: unrecognized arguments: --cov-append --cov tinydb"
 _USAGE_ERROR = re.compile(r"^[\w.-]*: error: (?P<what>[^\n]*)$", re.M)
 _UNRECOGNIZED = "unrecognized arguments: "
@@ -126,8 +145,8 @@ def skipped_async_tests(
     )
 
 
-def _line_with(text: str, words: str) -> str:
-    at = text.find(words)
+def _line_with(text: str, words: str, *, last: bool = False) -> str:
+    at = text.rfind(words) if last else text.find(words)
     if at < 0:
         return ""
     start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
@@ -151,6 +170,17 @@ def option_plugin(evidence: str, root: str = "") -> tuple[str, str]:
         if plugin:
             return plugin, _declared_in(plugin, root)
     return "", ""
+
+
+def ini_plugin(text: str, root: str = "") -> tuple[str, str]:
+    """The plugin whose ini option pytest did not know, and the manifest declaring it."""
+    # the last: pytest's own source line that prints it comes first in a traceback
+    option = _line_with(text, _UNKNOWN_INI, last=True).rpartition(_UNKNOWN_INI)[2].strip()
+    if not option:
+        return "", ""
+    head = option.partition("_")[0] + "_"
+    plugin = INI_PLUGINS.get(option) or INI_PLUGINS.get(head, "")
+    return plugin, _declared_in(plugin, root) if plugin else ""
 
 
 def refused_advice(plugin: str, where: str) -> str:

@@ -49,6 +49,25 @@ def test_async_tests_an_older_pytest_skipped_for_want_of_a_plugin_are_not_a_gree
     assert "declares it in test-requirements.txt" in digest
 
 
+def test_async_tests_no_plugin_runs_are_an_environment_failure_from_the_plugins_report_too(
+    tmp_path: Path,
+) -> None:
+    # `greenloop check` reads its pytest plugin's report: a missing fixture of pytest-asyncio's
+    # is a FixtureLookupError there, not the text's "fixture 'unused_tcp_port' not found"
+    (tmp_path / "pyproject.toml").write_text('[dependency-groups]\ntests = ["pytest-asyncio"]\n')
+    (tmp_path / "test_io.py").write_text(
+        "async def test_read():\n    assert True\n\n\n"
+        "async def test_serve(unused_tcp_port):\n    assert unused_tcp_port\n"
+    )
+    _commit(tmp_path)
+    argv = (sys.executable, "-m", "pytest", "-p", "no:asyncio")
+    run = greenloop(tmp_path, "check", "--no-cache", "--format", "json", "--", *argv)
+    out = json.loads(run.stdout)
+    assert out["verdict"] == "env_failure", run.stdout
+    assert "Install `pytest-asyncio`" in out["digest"]
+    assert "declares it in pyproject.toml" in out["digest"]
+
+
 def test_pytest_refusing_coverage_options_quotes_its_error_and_names_pytest_cov() -> None:
     out = _checked("pytest/tinydb-0")  # pytest.ini's addopts: --cov-append --cov-report term …
     digest = out["digest"]

@@ -105,7 +105,7 @@ def missing_async_plugin(
     tests = [f for f in parsed.failures if f.kind is Kind.TEST]
     if not any(NOT_NATIVE in f.message for f in tests):
         return None
-    if not all(_not_native(f) or _fixture_not_found(f.message) for f in tests):
+    if not all(_not_native(f) or _fixture_not_found(f) for f in tests):
         return None  # some failure is the code's own: the agent gets the run as it is
     plugin, where = _async_plugin(run.merged, root)
     failed = parsed.counts.failing or len(tests)
@@ -204,8 +204,10 @@ def _not_native(f: Failure) -> bool:
     return NOT_NATIVE in said or (cut != said and f"Failed: {NOT_NATIVE}.".startswith(cut))
 
 
-def _fixture_not_found(message: str) -> bool:
-    return message.startswith("fixture '") and "' not found" in message
+def _fixture_not_found(f: Failure) -> bool:
+    """pytest's text (``fixture 'unused_tcp_port' not found``) or its report's exception."""
+    said = f.message.startswith("fixture '") and "' not found" in f.message
+    return said or f.error_type.endswith("FixtureLookupError")
 
 
 def _async_plugin(text: str, root: str) -> tuple[str, str]:

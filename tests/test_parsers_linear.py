@@ -17,10 +17,12 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import greenloop
 from greenloop.parsers import PARSERS
+from greenloop.redact import redact
 from limits import hang
 
 PER_PARSE_GUARD_S = 2.0
@@ -233,3 +235,21 @@ def test_every_regex_that_reads_tool_output_is_linear_on_100_kb_of_each_characte
     assert child.returncode == 0, child.stderr[-2000:]
     slow = json.loads(child.stdout)
     assert not slow, slow  # [where, pattern, input, s on 25 kB, s on 100 kB]
+
+
+def _redact_cpu(text: str) -> float:
+    """The least CPU time of three redactions (another job's turn is not counted)."""
+    times = []
+    for _ in range(3):
+        start = time.process_time()
+        redact(text, secrets=())
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def test_redaction_is_linear_on_100_kb_of_secret_looking_pairs_on_one_line() -> None:
+    # each `token: token:` pair looked back to the line's start for a frame's `:LINE in name`
+    for unit in ("token: ", "password=abcd1234 ", "secret ", "api_key: x1y2z3w4 "):
+        small = _redact_cpu(unit * (KB100 // 4 // len(unit)))
+        big = _redact_cpu(unit * (KB100 // len(unit)))
+        assert big < SCALING_FLOOR_S or big < 8 * max(small, 1e-3), (unit, small, big)

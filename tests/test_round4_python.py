@@ -50,6 +50,25 @@ def test_async_tests_an_older_pytest_skipped_for_want_of_a_plugin_are_not_a_gree
     assert "declares it in test-requirements.txt" in digest
 
 
+def test_async_tests_no_plugin_runs_are_an_environment_failure_from_the_plugins_report_too(
+    tmp_path: Path,
+) -> None:
+    # `greenloop check` reads its pytest plugin's report: a missing fixture of pytest-asyncio's
+    # is a FixtureLookupError there, not the text's "fixture 'unused_tcp_port' not found"
+    (tmp_path / "pyproject.toml").write_text('[dependency-groups]\ntests = ["pytest-asyncio"]\n')
+    (tmp_path / "test_io.py").write_text(
+        "async def test_read():\n    assert True\n\n\n"
+        "async def test_serve(unused_tcp_port):\n    assert unused_tcp_port\n"
+    )
+    _commit(tmp_path)
+    argv = (sys.executable, "-m", "pytest", "-p", "no:asyncio")
+    run = greenloop(tmp_path, "check", "--no-cache", "--format", "json", "--", *argv)
+    out = json.loads(run.stdout)
+    assert out["verdict"] == "env_failure", run.stdout
+    assert "Install `pytest-asyncio`" in out["digest"]
+    assert "declares it in pyproject.toml" in out["digest"]
+
+
 def test_pytest_refusing_coverage_options_quotes_its_error_and_names_pytest_cov() -> None:
     out = _checked("pytest/tinydb-0")  # pytest.ini's addopts: --cov-append --cov-report term …
     digest = out["digest"]
@@ -68,6 +87,34 @@ def test_pytest_refusing_dash_n_names_pytest_xdist_where_the_project_declares_it
     assert "What failed: error: unrecognized arguments: -n" in digest
     assert "Install `pytest-xdist`" in digest
     assert "(the project declares it in requirements-dev.txt)" in digest
+
+
+def test_an_ini_option_of_a_missing_plugin_under_w_error_names_the_plugin_not_the_summary(
+    tmp_path: Path,
+) -> None:
+    # outcome's ci.sh runs `pytest -W error …`: without pytest-asyncio its `asyncio_mode` is an
+    # unknown option, a PytestConfigWarning made an INTERNALERROR (exit 3)
+    (tmp_path / "pyproject.toml").write_text(
+        '[dependency-groups]\ntests = ["pytest", "pytest-asyncio"]\n\n'
+        '[tool.pytest.ini_options]\nasyncio_mode = "auto"\n'
+    )
+    (tmp_path / "test_it.py").write_text("def test_it():\n    assert True\n")
+    _commit(tmp_path)
+    argv = (sys.executable, "-m", "pytest", "-W", "error", "-p", "no:asyncio")
+    run = greenloop(tmp_path, "check", "--no-cache", "--format", "json", "--", *argv)
+    out = json.loads(run.stdout)
+    assert out["verdict"] == "env_failure", run.stdout
+    digest = out["digest"]
+    assert "What failed: INTERNALERROR> " in digest
+    assert "Unknown config option: asyncio_mode" in digest
+    assert "Install `pytest-asyncio`" in digest
+    assert "declares it in pyproject.toml" in digest
+
+
+def _commit(root: Path) -> None:
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tests")
 
 
 def test_a_teardown_error_after_green_tests_is_headlined_as_teardown() -> None:
@@ -90,9 +137,7 @@ def test_a_teardown_error_is_headlined_as_teardown_from_the_plugins_report_too(
     (tmp_path / "test_it.py").write_text(
         "def test_one():\n    assert 1\n\n\ndef test_two():\n    assert 2\n"
     )
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", ".")
-    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tests")
+    _commit(tmp_path)
     run = greenloop(
         tmp_path, "check", "--no-cache", "--format", "json", "--", sys.executable, "-m", "pytest"
     )

@@ -96,6 +96,7 @@ _LINE_NUMBERS = r"\d+(?::\d+)*[:.]?"
 _CODE = r"[A-Za-z_][\w.]*[(\[]|(?:self|cls)\.[A-Za-z_]|\w{0,3}\.\.\."
 _URL_PASSWORD = r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)"
 _extra: list[re.Pattern[str]] = []
+_FRAME_LOOKBACK = 400  # a frame's `:LINE in function` just before the word, within this many chars
 
 
 def secret_values(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
@@ -163,7 +164,8 @@ def _hide_pairs(text: str) -> str:
 def _in_frame_function(text: str, at: int) -> bool:
     """The word is inside the function name of a digest frame (``at sqlparse/lexer.py:174 in
     tokenize: return Lexer…``): what follows the colon is that line's source, not a value."""
-    line = text[text.rfind("\n", 0, at) + 1 : at]
+    start = max(0, at - _FRAME_LOOKBACK)  # not the whole line: a word on every line of 100 kB
+    line = text[(text.rfind("\n", start, at) + 1) or start : at]
     return re.search(r":\d+ in [\w.<>]*$", line) is not None
 
 

@@ -18,6 +18,7 @@ from greenloop.verify.classify_output import (
     usage_error,
 )
 from greenloop.verify.classify_plugins import (
+    ini_plugin,
     missing_async_plugin,
     option_plugin,
     refused_advice,
@@ -232,15 +233,25 @@ def _pytest_refused(
     # structlog without its test group: "Unknown config option: asyncio_…" (a plugin's
     # option) is the last line, the modules that were not installed are the cause
     what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
-    refused = refused_options(run) if run.exit_code == PYTEST_USAGE else ""
+    refused = refused_options(run) if run.exit_code == PYTEST_USAGE else _internal_line(parsed)
     plugin, where = option_plugin(refused, root)
+    if not plugin:
+        plugin, where = ini_plugin(run.merged, root)
     why = f"pytest {what} (exit {run.exit_code})"
     return module_not_installed(run.merged, repo_modules) or Classification(
         verdict=Verdict.ENV_FAILURE,
-        reasons=(f"{why}: its options need {plugin}, not installed" if plugin else why,),
+        reasons=(f"{why}: the run needs {plugin}, not installed" if plugin else why,),
         evidence=refused or _last_line(run.merged),
         advice=refused_advice(plugin, where),
     )
+
+
+def _internal_line(parsed: ParseResult) -> str:
+    """The exception an INTERNALERROR ended with, not the summary line below it."""
+    crash = next((f for f in parsed.failures if f.code == INTERNAL_ERROR), None)
+    if crash is None or not crash.error_type:
+        return ""
+    return f"INTERNALERROR> {': '.join(p for p in (crash.error_type, crash.message) if p)}"
 
 
 def _make_could_not_run_a_tool(text: str) -> Classification | None:

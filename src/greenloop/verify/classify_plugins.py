@@ -66,6 +66,25 @@ OPTION_PLUGINS = {
     "--snapshot-update": "syrupy",
     "--snapshot-": "syrupy",
 }
+# an ini option pytest does not know -> the plugin that adds it (a name, or a prefix ending in
+# "_"): "Unknown config option: asyncio_mode", an INTERNALERROR under -W error (exit 3)
+INI_PLUGINS = {
+    "asyncio_": "pytest-asyncio",
+    "timeout": "pytest-timeout",
+    "timeout_": "pytest-timeout",
+    "DJANGO_SETTINGS_MODULE": "pytest-django",
+    "django_": "pytest-django",
+    "env": "pytest-env",
+    "trio_mode": "pytest-trio",
+    "trio_": "pytest-trio",
+    "mock_use_standalone_module": "pytest-mock",
+    "mypy_": "pytest-mypy",
+    "flake8-": "pytest-flake8",
+    "doctest_plus": "pytest-doctestplus",
+    "reruns": "pytest-rerunfailures",
+    "reruns_delay": "pytest-rerunfailures",
+}
+_UNKNOWN_INI = "Unknown config option: "
 # pytest's argparse: "pytest: error: unrecognized arguments: --cov-append --cov tinydb"
 _USAGE_ERROR = re.compile(r"^[\w.-]*: error: (?P<what>[^\n]*)$", re.M)
 _UNRECOGNIZED = "unrecognized arguments: "
@@ -86,7 +105,7 @@ def missing_async_plugin(
     tests = [f for f in parsed.failures if f.kind is Kind.TEST]
     if not any(NOT_NATIVE in f.message for f in tests):
         return None
-    if not all(_not_native(f) or _fixture_not_found(f.message) for f in tests):
+    if not all(_not_native(f) or _fixture_not_found(f) for f in tests):
         return None  # some failure is the code's own: the agent gets the run as it is
     plugin, where = _async_plugin(run.merged, root)
     failed = parsed.counts.failing or len(tests)
@@ -126,8 +145,8 @@ def skipped_async_tests(
     )
 
 
-def _line_with(text: str, words: str) -> str:
-    at = text.find(words)
+def _line_with(text: str, words: str, *, last: bool = False) -> str:
+    at = text.rfind(words) if last else text.find(words)
     if at < 0:
         return ""
     start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
@@ -153,6 +172,17 @@ def option_plugin(evidence: str, root: str = "") -> tuple[str, str]:
     return "", ""
 
 
+def ini_plugin(text: str, root: str = "") -> tuple[str, str]:
+    """The plugin whose ini option pytest did not know, and the manifest declaring it."""
+    # the last: pytest's own source line that prints it comes first in a traceback
+    option = _line_with(text, _UNKNOWN_INI, last=True).rpartition(_UNKNOWN_INI)[2].strip()
+    if not option:
+        return "", ""
+    head = option.partition("_")[0] + "_"
+    plugin = INI_PLUGINS.get(option) or INI_PLUGINS.get(head, "")
+    return plugin, _declared_in(plugin, root) if plugin else ""
+
+
 def refused_advice(plugin: str, where: str) -> str:
     return _install_advice(plugin, where, "the plugin that adds these options") if plugin else ""
 
@@ -174,8 +204,10 @@ def _not_native(f: Failure) -> bool:
     return NOT_NATIVE in said or (cut != said and f"Failed: {NOT_NATIVE}.".startswith(cut))
 
 
-def _fixture_not_found(message: str) -> bool:
-    return message.startswith("fixture '") and "' not found" in message
+def _fixture_not_found(f: Failure) -> bool:
+    """pytest's text (``fixture 'unused_tcp_port' not found``) or its report's exception."""
+    said = f.message.startswith("fixture '") and "' not found" in f.message
+    return said or f.error_type.endswith("FixtureLookupError")
 
 
 def _async_plugin(text: str, root: str) -> tuple[str, str]:

@@ -50,7 +50,14 @@ compare = _load_compare()
 
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
-KNOWN_WRONG: dict[str, str] = {}
+KNOWN_WRONG: dict[str, str] = {
+    # verify/classify reads `[Error: Connection refused]`, a value the test compares, as a service
+    # that is not running: an environment failure (issue 37, the classifier's part, not yet fixed)
+    "mocha/http-errors-1": "a test's own 'Connection refused' error read as a service down",
+    "mocha/http-errors-2": "a test's own 'Connection refused' error read as a service down",
+    "go-test/mapstructure-4": "go's -timeout panic is a phantom test named panic (issue 37)",
+    "go-test-v/mapstructure-4": "go's -timeout panic is a phantom test named panic (issue 37)",
+}
 
 
 def case_id(path: Path) -> str:

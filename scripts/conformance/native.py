@@ -26,14 +26,18 @@ def read_go_test(report: str, *, root: Path) -> Truth:
     ids: list[str] = []
     outputs: dict[str, list[str]] = {}
     tally = {"pass": 0, "fail": 0, "skip": 0}
-    tests = {e["Test"] for e in events if e.get("Test")}
+    # a parent is one in its own package: another package's test of the same name is a test of its own
+    tests = {(e.get("Package"), e["Test"]) for e in events if e.get("Test")}
     for event in events:
         name = event.get("Test")
         if not name:
             continue
+        package = event.get("Package")
         if event["Action"] == "output":
             outputs.setdefault(name, []).append(event.get("Output", ""))
-        elif event["Action"] in tally and not any(t.startswith(name + "/") for t in tests):
+        elif event["Action"] in tally and not any(
+            p == package and t.startswith(name + "/") for p, t in tests
+        ):
             tally[event["Action"]] += 1
             if event["Action"] == "fail":
                 ids.append(name)

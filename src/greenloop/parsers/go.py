@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from itertools import islice
@@ -58,6 +60,8 @@ class _State:
     """``ok <pkg>`` lines of packages that ran tests (``[no tests to run]`` excluded)."""
     running: str = ""
     current: str = ""
+    import_paths: list[str] = field(default_factory=list)
+    """Every package ``go test`` reported (``ok``/``FAIL``/``?`` lines): where the module's root is."""
 
 
 def parse(inp: ParserInput) -> ParseResult:
@@ -75,7 +79,8 @@ def parse(inp: ParserInput) -> ParseResult:
         for key, t in state.tests.items()
         if key not in parents or t.panic or (t.lines and key not in in_trouble)
     ]
-    failures = [_failure(t, state.root) for t in failed] + state.diagnostics
+    module = _module_path(state.import_paths, inp.root)
+    failures = [_failure(t, state.root, module) for t in failed] + state.diagnostics
     counts = Counts()
     if state.packages:
         counts = Counts(
@@ -169,6 +174,7 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             line[:1] in "oF?" and (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok")
         ):
             state.packages += 1
+            state.import_paths.append(p["pkg"])
             state.ok_packages += p["st"] == "ok" and "[no tests to run]" not in line
             _end_package(state, p["st"] == "FAIL", package, pending)
             for test in pending:
@@ -310,13 +316,41 @@ def _headline(lines: list[tuple[str, int | None, str]]) -> int:
     return next(worded, len(lines) - 1)
 
 
-def _failure(test: _Test, root: str) -> Failure:
+def _module_path(import_paths: list[str], root: str) -> str:
+    """The module's import path: go.mod's ``module`` line when the root has one, else what the
+    packages of a ``./...`` run share (the root package, or their common parent folder)."""
+    try:
+        with open(os.path.join(root, "go.mod"), encoding="utf-8") as handle:
+            for line in islice(handle, 200):
+                if line.startswith("module "):
+                    return line.split()[1].strip('"')
+    except (OSError, UnicodeDecodeError, IndexError):
+        pass
+    if not import_paths:
+        return ""
+    shortest = min(import_paths, key=len)
+    if all(p == shortest or p.startswith(shortest + "/") for p in import_paths):
+        return shortest
+    return posixpath.commonpath(import_paths)
+
+
+def _in_package(file: str, package: str, module: str) -> str:
+    """go test names a test file by its base name (``lru_test.go``); in a sub-package that is
+    ``simplelru/lru_test.go`` from the module's root, which may hold an ``lru_test.go`` too."""
+    if not file or "/" in file or not module or not package.startswith(module + "/"):
+        return file
+    return f"{package[len(module) + 1 :]}/{file}"
+
+
+def _failure(test: _Test, root: str, module: str = "") -> Failure:
     if test.races and not test.panic:
         return _race_failure(test, root)
     if test.example:
         return _example_failure(test)
     head = _headline(test.lines) if test.lines else 0
     first = test.lines[head] if test.lines else ("", None, "")
+    if first[0]:
+        first = (_in_package(first[0], test.package, module), first[1], first[2])
     frames = tuple(reversed(test.frames[:40]))  # goroutine dumps list the innermost call first
     if not frames and first[0]:
         frames = (Frame(file=relative(first[0], root), line=first[1]),)

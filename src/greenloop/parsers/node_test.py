@@ -30,6 +30,7 @@ _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<lin
 # module not found (MODULE_NOT_FOUND, ERR_MODULE_NOT_FOUND); the project's place is in the stack,
 # the `Require stack:` below the message (CJS) or its `imported from <file>` (ESM)
 _INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
+_TAP_ESCAPE = re.compile(r"\\([#\\])")
 _TIME = re.compile(r"\s+# time=[\d.]+m?s$")
 _NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
 _NESTED_MESSAGE = re.compile(r"^\s*message: ")
@@ -101,14 +102,14 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
     for i, line in enumerate(lines):
         if "# Subtest: " in line and (s := _SUBTEST.match(line)):
             depth = len(s["indent"])
-            parents = [p for p in parents if p[0] < depth] + [(depth, s["name"].strip())]
+            parents = [p for p in parents if p[0] < depth] + [(depth, tap_name(s["name"]))]
             continue
         m = _NOT_OK.match(line) if "not ok " in line else None
         if not m or len(failures) >= MAX_FAILURES:
             continue
         depth = len(m["indent"])
         # a test file that died is named by its path; vitest's TAP adds ` # time=1.00ms`
-        own = relative(_TIME.sub("", m["name"]).strip(), root)
+        own = relative(tap_name(_TIME.sub("", m["name"])), root)
         name = " > ".join([p[1] for p in parents if p[0] < depth] + [own])
         fields = yaml_block(lines, i + 1, _key_indent(lines, i + 2, depth + 2))
         if _unquote(fields.get("failureType", "")) == "subtestsFailed":
@@ -118,6 +119,14 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
             killed.append(f"{name} ({signal})")
         failures.append(_tap_failure(name, fields, signal, root))
     return failures, killed
+
+
+def tap_name(text: str) -> str:
+    """A TAP description as the test named it: TAP escapes ``#`` (``nGram(1) \\# unigram``)
+    and the backslash itself."""
+    if "\\" not in text:
+        return text.strip()
+    return _TAP_ESCAPE.sub(lambda m: m[1], text).strip()
 
 
 def _key_indent(lines: list[str], at: int, default: int) -> int:

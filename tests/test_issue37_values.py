@@ -1,0 +1,91 @@
+"""Real outputs of projects nobody here wrote, read as ``greenloop check`` reads them: where a Go
+failure is, long compared values, values the message already states, hangs and retries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from greenloop.detect.stages import Cascade, Stage
+from greenloop.digest import Digest, build_digest
+from greenloop.parsers import ParserInput, parse_output
+from greenloop.parsers.model import ParseResult
+from greenloop.processes.process import ProcessResult
+from greenloop.report.render import check_json, render_github
+from greenloop.verify.cascade import CheckResult, StageRun
+from greenloop.verify.classify import classify
+
+REAL = Path(__file__).parent / "resources" / "real"
+
+
+def _case(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REAL / name / "case.json").read_text(encoding="utf-8"))
+    return data
+
+
+def _parsed(data: dict[str, Any]) -> ParseResult:
+    argv = tuple(data["argv"])
+    return parse_output(
+        ParserInput(
+            argv=argv, exit_code=data["exit_code"], stdout=data["stdout"], stderr=data["stderr"],
+            merged=data["stdout"] + data["stderr"], root=data["cwd_placeholder"],
+        )
+    )  # fmt: skip
+
+
+def _checked(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``greenloop check``'s JSON and digest text for a captured run."""
+    checked, digest = _check(data)
+    return check_json(checked, digest), digest.text
+
+
+def _check(data: dict[str, Any]) -> tuple[CheckResult, Digest]:
+    argv = tuple(data["argv"])
+    code = data["exit_code"]
+    result = ProcessResult(
+        argv=argv, exit_code=128 - code if code < 0 else code, signal=-code if code < 0 else None,
+        timed_out=bool(data.get("timed_out")), duration_s=1.0, stdout=data["stdout"],
+        stderr=data["stderr"], merged=data["stdout"] + data["stderr"],
+    )  # fmt: skip
+    parsed = _parsed(data)
+    stage = Stage(name="verify", command=argv, why="test")
+    verdict = classify(result, parsed, command=stage.display, repo_modules=frozenset(), root="")
+    run = StageRun(stage=stage, result=result, parsed=parsed, classification=verdict)
+    checked = CheckResult(
+        cascade=Cascade(stages=(stage,), source="test"), runs=(run,),
+        verdict=verdict.verdict, duration_s=1.0,
+    )  # fmt: skip
+    return checked, build_digest(checked, root=data["cwd_placeholder"], budget=2000)
+
+
+def test_go_failure_in_a_sub_package_is_located_in_its_folder_not_the_roots_file_of_that_name() -> (
+    None
+):
+    # golang-lru: simplelru/lru_test.go:60 fails; the root has an lru_test.go of its own
+    for runner in ("go-test", "go-test-v"):
+        data = _case(f"{runner}/golang-lru-1")
+        (failure,) = _parsed(data).failures
+        assert (failure.file, failure.line) == ("simplelru/lru_test.go", 60)
+        out, text = _checked(data)
+        assert out["failures"][0]["file"] == "simplelru/lru_test.go"
+        assert "at simplelru/lru_test.go:60" in text
+        assert " lru_test.go:60" not in text.replace("simplelru/lru_test.go:60", "")
+        assert render_github(*_check(data)).startswith(
+            "::error file=simplelru/lru_test.go,line=60,"
+        )
+
+
+def test_go_failures_in_the_root_and_a_sub_package_keep_each_their_own_file() -> None:
+    data = _case("go-test-v/golang-lru-2")
+    files = {(f.id.rpartition(".")[0], f.file) for f in _parsed(data).failures}
+    assert ("github.com/hashicorp/golang-lru/v2", "lru_test.go") in files
+    assert ("github.com/hashicorp/golang-lru/v2/simplelru", "simplelru/lru_test.go") in files
+
+
+def test_node_test_names_holding_a_hash_are_read_unescaped_from_tap() -> None:
+    # node's TAP writes `nGram(1) \# unigram`; the test is named `nGram(1) # unigram`
+    data = _case("node-test/n-gram-1")
+    ids = [f.id for f in _parsed(data).failures]
+    assert ids[:3] == data["facts"]["failing_ids"][:3]
+    assert ids[0] == "nGram(1) # unigram"

@@ -89,3 +89,30 @@ def test_node_test_names_holding_a_hash_are_read_unescaped_from_tap() -> None:
     ids = [f.id for f in _parsed(data).failures]
     assert ids[:3] == data["facts"]["failing_ids"][:3]
     assert ids[0] == "nGram(1) # unigram"
+
+
+def test_go_long_expected_and_got_values_are_cut_around_where_they_differ() -> None:
+    # mapstructure: `Decode() expected: %#v, got: %#v` of two 400-character maps; the expected one
+    # holds "omittable-int":1, the one it got does not. Cut in the middle, both read the same
+    data = _case("go-test/mapstructure-1")
+    out, text = _checked(data)
+    line = next(ln for ln in text.splitlines() if "KeepNonEmptyValues" in ln)
+    expected, _, got = line.partition(", got: ")
+    assert 'omittable-int":1' in expected
+    assert 'omittable-int"' not in got
+    assert 'omittable-map"' in got
+    (failure,) = [f for f in out["failures"] if f["id"].endswith("KeepNonEmptyValues")]
+    wanted, _, gotten = failure["message"].partition(", got: ")
+    assert '"omittable-int":1' in wanted
+    assert '"omittable-int"' not in gotten
+
+
+def test_a_vitest_test_retried_twice_is_one_failed_test_not_three() -> None:
+    # destr under `vitest run --retry=2`: 8 tests failed every try; vitest lists each try
+    data = _case("vitest/destr-1")
+    parsed = _parsed(data)
+    ids = [f.id for f in parsed.failures]
+    assert len(ids) == len(set(ids)) == 8 == parsed.counts.failed
+    _, text = _checked(data)
+    assert "OTHER FAILURES (7)" in text
+    assert "\N{MULTIPLICATION SIGN}3" not in text

@@ -11,12 +11,13 @@ from greenloop.digest.anchor import EditAnchor
 from greenloop.digest.compact import compact
 from greenloop.digest.frames import is_project, relative
 from greenloop.parsers.model import Failure, Kind
+from greenloop.parsers.values_cut import cut_pair
 
 VALUE_CHARS = 60
 # `Expected: filter(None__exact=(20, 30))` (mock), `Received: 3` (jest), `actual: 'b'` (tape),
 # `left: 0` (cargo), `got: 1` / `want: 2` (go); a leading diff sign is allowed
 _LABELLED = re.compile(
-    r"^\s*(?:[-+]\s*)?(expected|received|actual|got|left|right|want)\s*(?:value)?\s*[:=]\s*(.*)$",
+    r"^\s*(?:[-+]\s*)?(expected|received|actual|got|left|right|want)(?: ?value)? ?[:=]\s*(.*)$",
     re.I,
 )
 _UVU = re.compile(r"^\s*(?:\+\+|--)(.*?)\s+\((Expected|Actual)\)\s*$")  # ++true (Expected)
@@ -31,13 +32,23 @@ _TEST_FILE = re.compile(
 
 
 def compared(f: Failure) -> tuple[str, ...]:
-    """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none."""
-    out: dict[str, str] = {}
+    """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none. Two
+    long values are cut around where they first differ, so the part that differs stays."""
+    found = _compared(f)
+    if len(found) >= 2:
+        (a_label, a), (b_label, b) = found[0], found[1]
+        a, b = cut_pair(a, b, VALUE_CHARS)
+        found = [(a_label, a), (b_label, b), *found[2:]]
+    return tuple(f"{label}: {compact(value, VALUE_CHARS)}" for label, value in found)[:3]
+
+
+def _compared(f: Failure) -> list[tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
     lines = f.detail
     for i, line in enumerate(lines):
         uvu = _UVU.match(line)
         if uvu:
-            out.setdefault(uvu[2].lower(), f"{uvu[2]}: {uvu[1].strip()}")
+            out.setdefault(uvu[2].lower(), (uvu[2], uvu[1].strip()))
             continue
         m = _LABELLED.match(line)
         if not m or m[1].lower() in out:
@@ -47,8 +58,8 @@ def compared(f: Failure) -> tuple[str, ...]:
             following = lines[i + 1] if i + 1 < len(lines) else ""
             value = following.strip() if following[:1].isspace() else ""
         if value and value not in _OPENING:  # `expected: [` says nothing until its next lines
-            out[m[1].lower()] = f"{m[1]}: {compact(value, VALUE_CHARS)}"
-    return tuple(out.values())[:3]
+            out[m[1].lower()] = (m[1], value)
+    return list(out.values())
 
 
 def values_note(f: Failure) -> str:

@@ -12,6 +12,7 @@ from itertools import islice
 from greenloop.parsers import go_race
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.values_cut import cut_inline
 
 _RUN = re.compile(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(?P<name>\S+)")
 _RESULT = re.compile(r"^\s*--- (?P<what>FAIL|PASS|SKIP): (?P<name>\S+) \(")
@@ -367,9 +368,9 @@ def _failure(test: _Test, root: str, module: str = "") -> Failure:
         file=first[0] if test.panic else relative(first[0], root),
         line=first[1],
         error_type="panic" if test.panic else "",
-        message=test.panic or first[2],
+        message=test.panic or cut_inline(first[2]),
         frames=frames,
-        detail=capped(detail),
+        detail=capped([cut_inline(d) for d in detail]),
     )
 
 

@@ -116,3 +116,19 @@ def test_a_vitest_test_retried_twice_is_one_failed_test_not_three() -> None:
     _, text = _checked(data)
     assert "OTHER FAILURES (7)" in text
     assert "\N{MULTIPLICATION SIGN}3" not in text
+
+
+def test_a_compared_value_is_kept_when_the_message_merely_holds_its_letters() -> None:
+    # clsx under uvu: `Expected values to be strictly equal`, then `++a·b (Expected)`, `--b
+    # (Actual)`: the actual `b` is no word of the message, so it is said
+    _, text = _checked(_case("uvu/clsx-1"))
+    line = next(ln for ln in text.splitlines() if "supports heterogenous arguments" in ln)
+    assert "Expected: a·b, Actual: b" in line
+
+
+def test_a_compared_value_the_message_states_as_a_whole_word_is_not_said_twice() -> None:
+    from greenloop.digest.values import states
+
+    assert states("expected 10 to be 1", "1")
+    assert not states("expected 10 to equal 2", "1")
+    assert not states("Expected values to be strictly equal", "b")

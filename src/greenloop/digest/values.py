@@ -64,7 +64,28 @@ def _compared(f: Failure) -> list[tuple[str, str]]:
 
 def values_note(f: Failure) -> str:
     """The compared values the message does not already say, ``, ``-joined ("" when none)."""
-    return ", ".join(v for v in compared(f) if v.partition(": ")[2] not in f.message)
+    return ", ".join(v for v in compared(f) if not states(f.message, v.partition(": ")[2]))
+
+
+def states(message: str, value: str) -> bool:
+    """Whether ``message`` says ``value`` as a whole (``expected 10`` says ``10``, not ``1``; ``to
+    be strictly equal`` does not say ``b``), not merely holds its characters."""
+    if not value:
+        return True  # nothing to add
+    at = message.find(value)
+    while at >= 0:
+        end = at + len(value)
+        before = message[at - 1] if at else " "
+        after = message[end] if end < len(message) else " "
+        if not _joins(before, value[0]) and not _joins(value[-1], after):
+            return True
+        at = message.find(value, at + 1)
+    return False
+
+
+def _joins(a: str, b: str) -> bool:
+    """Two characters side by side that read as one token (a word, a number: ``1`` in ``10``)."""
+    return (a.isalnum() or a in "_.") and (b.isalnum() or b in "_.")
 
 
 def is_test_file(path: str) -> bool:

@@ -132,3 +132,49 @@ def test_a_compared_value_the_message_states_as_a_whole_word_is_not_said_twice()
     assert states("expected 10 to be 1", "1")
     assert not states("expected 10 to equal 2", "1")
     assert not states("Expected values to be strictly equal", "b")
+
+
+def _output(name: str) -> dict[str, Any]:
+    path = Path(__file__).parent / "resources" / "outputs" / f"{name}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def test_node_assert_failures_with_one_generic_message_keep_each_expression_once() -> None:
+    # assert(isEven(2)), assert.ok(isEven(0)), assert(!isEven(3)): node says "The expression
+    # evaluated to a falsy value" for each; only the expression tells them apart
+    for case in ("node-test/assert_expr_tap", "node-test/assert_expr_spec"):
+        _, text = _checked(_output(case))
+        for expression in ("assert(isEven(2))", "assert.ok(isEven(0))", "assert(!isEven(3))"):
+            assert text.count(expression) == 1, (case, expression, text)
+        assert "same AssertionError" not in text
+
+
+def test_mocha_assert_ok_failures_on_different_expressions_are_not_folded_into_one() -> None:
+    _, text = _checked(_case("mocha/fresh-1"))
+    assert "assert.ok(!fresh(reqHeaders, resHeaders))" in text
+    assert "assert.ok(fresh(reqHeaders, resHeaders))" in text
+
+
+def test_a_tape_run_killed_at_the_time_limit_names_the_test_it_was_inside() -> None:
+    # n-gram 2.0.2 with `index < 1` flipped: bigrams([]) loops forever; tape printed the heading
+    # `# nGram(2) # bigram`, then its failed assertions, then nothing
+    _, text = _checked(_case("tape/n-gram-tape-1"))
+    assert "It was running nGram(2) # bigram when it was killed." in text.splitlines()[0]
+
+
+def test_a_go_test_binary_past_its_timeout_fails_the_tests_it_was_running_not_one_named_panic() -> None:
+    # mapstructure, decodeSlice looping forever; go 1.19 prints `panic: test timed out after
+    # 30s` and a goroutine dump. With -v the tests started and never ended are the ones
+    data = _case("go-test-v/mapstructure-4")
+    failures = _parsed(data).failures
+    names = [f.id.rpartition(".")[2] for f in failures]
+    assert names == data["facts"]["failing_ids"]
+    assert all(f.message == "test timed out after 30s" for f in failures)
+    # the place it hung: the looping function, from the goroutine that ran the test
+    inner = next(f for f in reversed(failures[0].frames) if not f.file.startswith("/"))
+    assert (inner.file, inner.line) == ("mapstructure.go", 1136)
+    assert not any(f.function == "main.main" for f in failures[0].frames)
+    # a quiet run has the goroutine dump only: the test function there names the test
+    (quiet,) = _parsed(_case("go-test/mapstructure-4")).failures
+    assert quiet.id == "github.com/mitchellh/mapstructure.TestStructToMapHookFuncTabled"

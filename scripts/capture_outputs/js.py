@@ -232,6 +232,34 @@ add("node-test", "spec", fs, ["node", "--test", "--test-reporter=spec"], nt_fact
 add("node-test", "tap", fs, ["node", "--test", "--test-reporter=tap"], nt_facts)
 add("node-test", "default", fs, ["node", "--test"], nt_facts)
 
+# bare assert(expr) (issue 37): node's one generic message for every expression; each failure
+# differs only in the expression it quotes
+fs = {
+    "package.json": '{\n  "name": "ntassert",\n  "private": true\n}\n',
+    "src/parity.js": "function isEven(n) {\n  return n % 2 === 1;\n}\nmodule.exports = { isEven };\n",
+    "test/parity.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+        const { isEven } = require("../src/parity");
+
+        test("two is even", () => {
+          assert(isEven(2));
+        });
+
+        test("zero is even", () => {
+          assert.ok(isEven(0));
+        });
+
+        test("three is odd", () => {
+          assert(!isEven(3));
+        });
+        """),
+}
+assert_facts = facts(["two is even", "zero is even", "three is odd"], "AssertionError",
+                     "The expression evaluated to a falsy value", at(fs, "test/parity.test.js", "assert(isEven(2))"), 3)
+add("node-test", "assert_expr_tap", fs, ["node", "--test", "--test-reporter=tap"], assert_facts)
+add("node-test", "assert_expr_spec", fs, ["node", "--test", "--test-reporter=spec"], assert_facts)
+
 # a test file killed by a signal: node reports it as one failing "test" named by its path
 fs = {
     "package.json": '{\n  "name": "ntkill",\n  "private": true\n}\n',

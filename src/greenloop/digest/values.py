@@ -20,6 +20,8 @@ _LABELLED = re.compile(
     r"^\s*(?:[-+]\s*)?(expected|received|actual|got|left|right|want)(?: ?value)? ?[:=]\s*(.*)$",
     re.I,
 )
+_FALSY = "The expression evaluated to a falsy value"
+_ASSERT_CALL = re.compile(r"^(?:[\w$.]+\.)?(?:assert|ok)\w*(?:\.\w+)?\(")
 _UVU = re.compile(r"^\s*(?:\+\+|--)(.*?)\s+\((Expected|Actual)\)\s*$")  # ++true (Expected)
 _WORDS = re.compile(r"(?:[A-Za-z_]\w*[:,]?\s+)+")
 _OPENING = {"[", "{", "(", "[{"}
@@ -34,12 +36,24 @@ _TEST_FILE = re.compile(
 def compared(f: Failure) -> tuple[str, ...]:
     """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none. Two
     long values are cut around where they first differ, so the part that differs stays."""
+    asserted = _asserted(f)
+    if asserted:  # `false` for `true` says nothing the message does not: the expression does
+        return (f"falsy: {compact(asserted, VALUE_CHARS)}",)
     found = _compared(f)
     if len(found) >= 2:
         (a_label, a), (b_label, b) = found[0], found[1]
         a, b = cut_pair(a, b, VALUE_CHARS)
         found = [(a_label, a), (b_label, b), *found[2:]]
     return tuple(f"{label}: {compact(value, VALUE_CHARS)}" for label, value in found)[:3]
+
+
+def _asserted(f: Failure) -> str:
+    """The expression of node's ``assert(expr)``/``assert.ok(expr)``, whose message is the same
+    for every expression: what tells one such failure from another."""
+    if not f.message.startswith(_FALSY):
+        return ""
+    shown = next((d.strip() for d in f.detail if d.strip()), "")
+    return shown if _ASSERT_CALL.match(shown) else ""
 
 
 def _compared(f: Failure) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<lin
 # module not found (MODULE_NOT_FOUND, ERR_MODULE_NOT_FOUND); the project's place is in the stack,
 # the `Require stack:` below the message (CJS) or its `imported from <file>` (ESM)
 _INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
+_POINT_END = re.compile(r"^(?P<indent> *)(?:not )?ok \d+ ")
 _TAP_ESCAPE = re.compile(r"\\([#\\])")
 _TIME = re.compile(r"\s+# time=[\d.]+m?s$")
 _NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
@@ -59,6 +60,25 @@ def parse_tape(lines: list[str], root: str) -> list[Failure]:
             fields = yaml_block(lines, i + 1, 4)  # tape indents its keys under `  ---`
             failures.append(_tape_failure(test or m["name"], m["name"], fields, root))
     return failures
+
+
+def running_test(lines: list[str]) -> str:
+    """The test a TAP run was inside when its output stopped: node:test's last ``# Subtest:``
+    without its ``ok``/``not ok`` line, or tape's last ``# <test>`` heading."""
+    open_tests: list[tuple[int, str]] = []
+    tape = ""
+    for line in lines:
+        if "# Subtest: " in line and (s := _SUBTEST.match(line)):
+            depth = len(s["indent"])
+            open_tests = [t for t in open_tests if t[0] < depth] + [(depth, tap_name(s["name"]))]
+        elif (m := _POINT_END.match(line)) is not None:
+            depth = len(m["indent"])
+            open_tests = [t for t in open_tests if t[0] < depth]
+        elif line.startswith("# ") and (t := _TAPE_TEST.match(line)):
+            tape = t["name"].strip()
+    if open_tests:
+        return " > ".join(name for _, name in open_tests)
+    return tape
 
 
 def _tape_failure(test: str, assertion: str, fields: dict[str, str], root: str) -> Failure:

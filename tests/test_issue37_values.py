@@ -178,3 +178,13 @@ def test_a_go_test_binary_past_its_timeout_fails_the_tests_it_was_running_not_on
     # a quiet run has the goroutine dump only: the test function there names the test
     (quiet,) = _parsed(_case("go-test/mapstructure-4")).failures
     assert quiet.id == "github.com/mitchellh/mapstructure.TestStructToMapHookFuncTabled"
+
+
+def test_rust_assert_eq_of_long_values_keeps_where_left_and_right_differ() -> None:
+    # two 690-character Debug lines alike but for `port: 8081` / `port: 8080` past character 500
+    _, text = _checked(_output("cargo/test_assert_eq_long"))
+    left = next(ln for ln in text.splitlines() if ln.strip().startswith("left:"))
+    right = next(ln for ln in text.splitlines() if ln.strip().startswith("right:"))
+    assert "port: 8081" in left
+    assert "port: 8080" in right
+    assert len(left) < 160

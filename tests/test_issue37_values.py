@@ -163,7 +163,7 @@ def test_a_tape_run_killed_at_the_time_limit_names_the_test_it_was_inside() -> N
     assert "It was running nGram(2) # bigram when it was killed." in text.splitlines()[0]
 
 
-def test_a_go_test_binary_past_its_timeout_fails_the_tests_it_was_running_not_one_named_panic() -> None:
+def test_a_go_binary_past_its_timeout_fails_the_tests_it_was_running_not_one_named_panic() -> None:
     # mapstructure, decodeSlice looping forever; go 1.19 prints `panic: test timed out after
     # 30s` and a goroutine dump. With -v the tests started and never ended are the ones
     data = _case("go-test-v/mapstructure-4")

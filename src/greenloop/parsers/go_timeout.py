@@ -23,9 +23,8 @@ def listed(line: str) -> str:
 
 def leaves(names: list[str]) -> list[str]:
     """The tests that ran no subtest of their own: a parent waits for its running subtests."""
-    started = set(names)
-    parents = {name[: i] for name in started for i in _slashes(name)}
-    return [name for name in dict.fromkeys(names) if name not in parents or name not in started]
+    parents = {name[:i] for name in names for i in _slashes(name)}
+    return [name for name in dict.fromkeys(names) if name not in parents]
 
 
 def _slashes(name: str) -> list[int]:

@@ -188,3 +188,15 @@ def test_rust_assert_eq_of_long_values_keeps_where_left_and_right_differ() -> No
     assert "port: 8081" in left
     assert "port: 8080" in right
     assert len(left) < 160
+
+
+def test_a_go_message_of_one_word_goes_on_with_the_value_printed_below_it() -> None:
+    # pflag: t.Errorf("Expected \n%s\nGot\n%s", ...) prints `printusage_test.go:72: Expected`
+    # and the usage text on the lines below; "Expected" alone says nothing
+    failures = {f.id.rpartition(".")[2]: f for f in _parsed(_case("go-test-v/pflag-1")).failures}
+    message = failures["TestPrintUsage_2"].message
+    assert message.startswith("Expected --long-form[=true|false]")
+    assert failures["TestPrintDefaults"].message.startswith("--- Got: --A[=true|false]")
+    assert failures["TestBoolFuncUsage/regular_func_flag"].message == (
+        "unexpected generated usage message"
+    )

@@ -409,6 +409,9 @@ def _failure(test: _Test, root: str, module: str = "") -> Failure:
     detail = [f"{f}:{n}: {m}" for f, n, m in others] + [
         d for d in test.detail if not d.startswith("fn:")
     ]
+    if len(test.lines) == 1 and not test.panic:  # its lines below are the message's own
+        message, used = _continued(first[2], detail)
+        first, detail = (first[0], first[1], message), detail[used:]
     return Failure(
         kind=Kind.TEST,
         id=f"{test.package}.{test.name}" if test.package else test.name,
@@ -419,6 +422,16 @@ def _failure(test: _Test, root: str, module: str = "") -> Failure:
         frames=frames,
         detail=capped([cut_inline(d) for d in detail]),
     )
+
+
+def _continued(message: str, below: list[str]) -> tuple[str, int]:
+    """``t.Errorf("Expected \\n%s", got)`` prints ``Expected`` and the value on the lines below:
+    a message of one word, or one that ends in a colon, goes on with them (at most 3)."""
+    used = 0
+    while used < min(len(below), 3) and (len(message.split()) < 2 or message.endswith(":")):
+        message = f"{message} {below[used].strip()}".strip()
+        used += 1
+    return message, used
 
 
 def _race_failure(test: _Test, root: str) -> Failure:

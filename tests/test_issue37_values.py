@@ -200,3 +200,22 @@ def test_a_go_message_of_one_word_goes_on_with_the_value_printed_below_it() -> N
     assert failures["TestBoolFuncUsage/regular_func_flag"].message == (
         "unexpected generated usage message"
     )
+
+
+def test_the_affected_step_says_why_it_used_the_import_graph_without_nested_parentheses(
+    tmp_path: Path,
+) -> None:
+    # every iteration line read `affected: 2 test files of 2 (no map yet (recorded on a green
+    # full run); import graph)`
+    from greenloop.verify import affected
+
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    pass\n")
+    files = ["calc.py", "test_calc.py"]
+    store = tmp_path / "affected.json"
+    choice = affected.choose(store, tmp_path, files=files, changed=["calc.py"], command="pytest")
+    assert choice.tests == ("test_calc.py",)
+    assert (
+        choice.reason
+        == "1 test file of 1 by the import graph: no map yet (recorded on a green full run)"
+    )

@@ -219,3 +219,12 @@ def test_the_affected_step_says_why_it_used_the_import_graph_without_nested_pare
         choice.reason
         == "1 test file of 1 by the import graph: no map yet (recorded on a green full run)"
     )
+
+
+def test_vitest_expected_and_received_strings_keep_where_they_differ() -> None:
+    # two 680-character strings alike but for `port=8080` / `port=8081`
+    _, text = _checked(_output("vitest/long_string"))
+    expected = next(ln for ln in text.splitlines() if ln.strip().startswith("Expected:"))
+    received = next(ln for ln in text.splitlines() if ln.strip().startswith("Received:"))
+    assert "port=8080" in expected
+    assert "port=8081" in received

@@ -185,6 +185,33 @@ add("vitest", "failures", fs, ["vitest", "run"],
           at(fs, "test/user.test.js", "toEqual({ name"), 2),
     link_node_modules=True)
 
+# a long string compared (issue 37): vitest prints `Expected: "…"` / `Received: "…"` whole, 680
+# characters each, alike but for `port=8081` / `port=8080` near their end
+fs = {
+    "package.json": '{\n  "name": "vitestlong",\n  "private": true,\n  "type": "module"\n}\n',
+    "src/row.js": D("""
+        export function row(port) {
+          const hosts = Array.from({ length: 12 }, (_, i) => `backend-${i}.eu-west.example.internal`);
+          const tags = Array.from({ length: 8 }, (_, i) => `release-${i}`);
+          return `name=api;hosts=${hosts.join(",")};port=${port + 1};tags=${tags.join(",")}`;
+        }
+        """),
+    "test/row.test.js": D("""
+        import { expect, test } from "vitest";
+        import { row } from "../src/row.js";
+
+        test("renders the server line", () => {
+          const hosts = Array.from({ length: 12 }, (_, i) => `backend-${i}.eu-west.example.internal`);
+          const tags = Array.from({ length: 8 }, (_, i) => `release-${i}`);
+          expect(row(8080)).toBe(`name=api;hosts=${hosts.join(",")};port=8080;tags=${tags.join(",")}`);
+        });
+        """),
+}
+add("vitest", "long_string", fs, ["vitest", "run"],
+    facts(["test/row.test.js > renders the server line"], "AssertionError", None,
+          at(fs, "test/row.test.js", "expect(row(8080))"), 1),
+    link_node_modules=True)
+
 fs = {
     "package.json": '{\n  "name": "nodetestdemo",\n  "private": true\n}\n',
     "src/stack.js": D("""

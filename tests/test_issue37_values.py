@@ -228,3 +228,11 @@ def test_vitest_expected_and_received_strings_keep_where_they_differ() -> None:
     received = next(ln for ln in text.splitlines() if ln.strip().startswith("Received:"))
     assert "port=8080" in expected
     assert "port=8081" in received
+
+
+def test_node_assert_thrown_out_of_a_tape_test_keeps_its_expression_and_place() -> None:
+    # node's uncaught block: `AssertionError [ERR_ASSERTION]: The expression evaluated to a falsy
+    # value:`, a blank line, `  assert(isEven(2))`, a blank line, the stack
+    _, text = _checked(_output("tape/node_assert"))
+    assert "assert(isEven(2))" in text
+    assert "at test.js:9" in text

@@ -300,10 +300,12 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             continue
         if where is None and not _not_found(line, lines[i + 1 : i + 2]):
             continue  # only node's own uncaught-exception block names file:line above the error
-        required, stack = _required_and_stack(lines, i + 1)
+        said = _said_below(lines, i + 1) if line.endswith(":") else []
+        required, stack = _required_and_stack(lines, i + 1 + len(said))
         frames = js_frames(stack, root)
         if where is None or _INTERNAL_AT.match(where.string):
-            found.append(_loader_error(m, frames, required, root))
+            error = _loader_error(m, frames, required, root)
+            found.append(replace(error, detail=capped([*filter(str.strip, said), *error.detail])))
             continue
         source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
         at = Frame(file=relative(where["file"], root), line=int(where["line"]))
@@ -322,6 +324,17 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             )
         )
     return found
+
+
+def _said_below(lines: list[str], start: int) -> list[str]:
+    """What a message ending in a colon says on its next lines, up to the stack: node's
+    ``The expression evaluated to a falsy value:``, a blank line, ``  assert(isEven(2))``."""
+    said: list[str] = []
+    for line in map(_uncomment, lines[start : start + 12]):
+        if line.startswith("    at ") or (line.strip() and not line.startswith("  ")):
+            break
+        said.append(line.strip())
+    return said
 
 
 def _not_found(line: str, after: list[str]) -> bool:

@@ -185,6 +185,33 @@ add("vitest", "failures", fs, ["vitest", "run"],
           at(fs, "test/user.test.js", "toEqual({ name"), 2),
     link_node_modules=True)
 
+# a long string compared (issue 37): vitest prints `Expected: "…"` / `Received: "…"` whole, 680
+# characters each, alike but for `port=8081` / `port=8080` near their end
+fs = {
+    "package.json": '{\n  "name": "vitestlong",\n  "private": true,\n  "type": "module"\n}\n',
+    "src/row.js": D("""
+        export function row(port) {
+          const hosts = Array.from({ length: 12 }, (_, i) => `backend-${i}.eu-west.example.internal`);
+          const tags = Array.from({ length: 8 }, (_, i) => `release-${i}`);
+          return `name=api;hosts=${hosts.join(",")};port=${port + 1};tags=${tags.join(",")}`;
+        }
+        """),
+    "test/row.test.js": D("""
+        import { expect, test } from "vitest";
+        import { row } from "../src/row.js";
+
+        test("renders the server line", () => {
+          const hosts = Array.from({ length: 12 }, (_, i) => `backend-${i}.eu-west.example.internal`);
+          const tags = Array.from({ length: 8 }, (_, i) => `release-${i}`);
+          expect(row(8080)).toBe(`name=api;hosts=${hosts.join(",")};port=8080;tags=${tags.join(",")}`);
+        });
+        """),
+}
+add("vitest", "long_string", fs, ["vitest", "run"],
+    facts(["test/row.test.js > renders the server line"], "AssertionError", None,
+          at(fs, "test/row.test.js", "expect(row(8080))"), 1),
+    link_node_modules=True)
+
 fs = {
     "package.json": '{\n  "name": "nodetestdemo",\n  "private": true\n}\n',
     "src/stack.js": D("""
@@ -231,6 +258,34 @@ nt_facts = facts(["pop returns last pushed", "items deep equal", "peek on empty"
 add("node-test", "spec", fs, ["node", "--test", "--test-reporter=spec"], nt_facts)
 add("node-test", "tap", fs, ["node", "--test", "--test-reporter=tap"], nt_facts)
 add("node-test", "default", fs, ["node", "--test"], nt_facts)
+
+# bare assert(expr) (issue 37): node's one generic message for every expression; each failure
+# differs only in the expression it quotes
+fs = {
+    "package.json": '{\n  "name": "ntassert",\n  "private": true\n}\n',
+    "src/parity.js": "function isEven(n) {\n  return n % 2 === 1;\n}\nmodule.exports = { isEven };\n",
+    "test/parity.test.js": D("""
+        const test = require("node:test");
+        const assert = require("node:assert");
+        const { isEven } = require("../src/parity");
+
+        test("two is even", () => {
+          assert(isEven(2));
+        });
+
+        test("zero is even", () => {
+          assert.ok(isEven(0));
+        });
+
+        test("three is odd", () => {
+          assert(!isEven(3));
+        });
+        """),
+}
+assert_facts = facts(["two is even", "zero is even", "three is odd"], "AssertionError",
+                     "The expression evaluated to a falsy value", at(fs, "test/parity.test.js", "assert(isEven(2))"), 3)
+add("node-test", "assert_expr_tap", fs, ["node", "--test", "--test-reporter=tap"], assert_facts)
+add("node-test", "assert_expr_spec", fs, ["node", "--test", "--test-reporter=spec"], assert_facts)
 
 # a test file killed by a signal: node reports it as one failing "test" named by its path
 fs = {

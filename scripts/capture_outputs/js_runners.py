@@ -144,3 +144,28 @@ fs_green = dict(fs, **{"src/calc.js": fs_green["src/calc.js"]})
 add("tap", "green", fs_green, ["tap", "--disable-coverage", "test/calc.test.js"],
     facts([], None, None, None, 0, counts={"passed": 3, "failed": 0, "skipped": 1}),
     link_node_modules=True)
+
+
+# tape with node's own assert (issue 37): `assert(expr)` throws out of the test, node ends the run
+# with its uncaught-exception block: the message ends in a colon, the expression is on the lines
+# below it, then the stack
+fs = {
+    "package.json": '{\n  "name": "tapeassert",\n  "private": true\n}\n',
+    "test.js": D("""
+        const test = require("tape");
+        const assert = require("assert");
+
+        function isEven(n) {
+          return n % 2 === 1;
+        }
+
+        test("two is even", (t) => {
+          assert(isEven(2));
+          t.end();
+        });
+        """),
+}
+add("tape", "node_assert", fs, ["node", "test.js"],
+    facts(["two is even"], "AssertionError", "The expression evaluated to a falsy value",
+          at(fs, "test.js", "assert(isEven(2))"), 1),
+    link_node_modules=True)

@@ -61,6 +61,52 @@ add("cargo", "test_assert_eq", fs, ["cargo", "test"],
 add("cargo", "test_quiet", fs, ["cargo", "test", "-q"],
     facts(["tests::adds", "tests::splits_words"], "panic", "assertion `left == right` failed",
           at(fs, "src/lib.rs", "assert_eq!(add(2, 2), 4);"), 2), version=CARGO_V, timeout=300)
+
+# assert_eq! of long values (issue 37): two 400-character Debug lines that differ in one field far
+# from both ends; cut at a fixed length or in the middle they read the same
+fs = C({
+    "src/lib.rs": """
+        #[derive(Debug, PartialEq)]
+        pub struct Server {
+            pub name: String,
+            pub hosts: Vec<String>,
+            pub port: u16,
+            pub tags: Vec<String>,
+        }
+
+        pub fn parse(line: &str) -> Server {
+            let mut parts = line.split(';');
+            let name = parts.next().unwrap_or("").to_string();
+            let hosts = parts.next().unwrap_or("").split(',').map(String::from).collect();
+            let port = parts.next().unwrap_or("0").parse::<u16>().unwrap_or(0) + 1;
+            let tags = parts.next().unwrap_or("").split(',').map(String::from).collect();
+            Server { name, hosts, port, tags }
+        }
+
+        #[cfg(test)]
+        mod tests {
+            use super::*;
+
+            fn hosts() -> Vec<String> {
+                (1..=12).map(|i| format!("backend-{i:02}.eu-west.example.internal")).collect()
+            }
+
+            fn tags() -> Vec<String> {
+                (1..=8).map(|i| format!("release-channel-{i}")).collect()
+            }
+
+            #[test]
+            fn parses_a_server_line() {
+                let line = format!("api;{};8080;{}", hosts().join(","), tags().join(","));
+                let expected = Server { name: "api".into(), hosts: hosts(), port: 8080, tags: tags() };
+                assert_eq!(parse(&line), expected);
+            }
+        }
+        """,
+})
+add("cargo", "test_assert_eq_long", fs, ["cargo", "test"],
+    facts(["tests::parses_a_server_line"], "panic", "assertion `left == right` failed",
+          at(fs, "src/lib.rs", "assert_eq!(parse(&line), expected);"), 1), version=CARGO_V, timeout=300)
 fs = C({
     "src/lib.rs": """
         pub mod parser;

@@ -26,18 +26,27 @@ def read_go_test(report: str, *, root: Path) -> Truth:
     ids: list[str] = []
     outputs: dict[str, list[str]] = {}
     tally = {"pass": 0, "fail": 0, "skip": 0}
-    tests = {e["Test"] for e in events if e.get("Test")}
+    # a parent is one in its own package: another package's test of the same name is a test of its own
+    tests = {(e.get("Package"), e["Test"]) for e in events if e.get("Test")}
     for event in events:
         name = event.get("Test")
         if not name:
             continue
+        package = event.get("Package")
         if event["Action"] == "output":
             outputs.setdefault(name, []).append(event.get("Output", ""))
-        elif event["Action"] in tally and not any(t.startswith(name + "/") for t in tests):
+        elif event["Action"] in tally and not any(
+            p == package and t.startswith(name + "/") for p, t in tests
+        ):
             tally[event["Action"]] += 1
             if event["Action"] == "fail":
                 ids.append(name)
+    hung = _timed_out(events, tests)
+    ids += hung
+    tally["fail"] += len(hung)
     error_type, message = _go_failure(outputs.get(ids[0], []) if ids else [])
+    if hung and not message:
+        message = next((e["Output"].strip() for e in events if _TIMED_OUT in e.get("Output", "")), None)
     if not ids and _GO_DIAG.search(report):  # one package did not build, the others ran
         message = read_go_diagnostics(report, root=root).message
     return Truth(
@@ -49,6 +58,25 @@ def read_go_test(report: str, *, root: Path) -> Truth:
         skipped=tally["skip"],
         source="go test -json",
     )
+
+
+_TIMED_OUT = "panic: test timed out after "
+
+
+def _timed_out(events: list[dict], tests: set[tuple[str | None, str]]) -> list[str]:
+    """``-timeout``: the binary panics and go test -json ends no event of the tests still running
+    (Go 1.19); each of them failed, leaves counted as for the others."""
+    timed_out = {e.get("Package") for e in events if _TIMED_OUT in e.get("Output", "")}
+    ended = {(e.get("Package"), e["Test"]) for e in events if e.get("Test") and e["Action"] in ("pass", "fail", "skip")}
+    running = [
+        (e.get("Package"), e["Test"]) for e in events
+        if e.get("Test") and e["Action"] == "run" and e.get("Package") in timed_out
+    ]
+    return [
+        name for package, name in running
+        if (package, name) not in ended
+        and not any(p == package and t.startswith(name + "/") for p, t in tests)
+    ]
 
 
 def _go_failure(lines: list[str]) -> tuple[str | None, str | None]:

@@ -10,6 +10,7 @@ from greenloop.digest.compact import compact
 from greenloop.digest.frames import named_function, project_frame, relative
 from greenloop.digest.values import common_head, compared, distinct, values_note
 from greenloop.parsers.model import Failure, Kind
+from greenloop.parsers.values_cut import cut_inline
 
 MAX_LINES = 4
 """Shapes shown one line each; the rest are counted."""
@@ -19,6 +20,9 @@ MESSAGE_CHARS = 90
 PAIRS_CHARS = 140
 PAIR_CHARS = 50
 """A group's distinct messages and values, `` | ``-joined up to this, then counted."""
+INLINE_WINDOW = 40
+"""Each of two values a message states (``expected: A, got: B``): kept around where they differ,
+the line within MESSAGE_CHARS where the words around them leave room."""
 TIMES = "\N{MULTIPLICATION SIGN}"
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -148,11 +152,12 @@ def _said(f: Failure, first: Failure) -> str:
     """The message and the compared values it does not already say; the message alone is dropped
     when it is the first failure's and the values differ (``expected call not found.``)."""
     note = values_note(f)
+    message = cut_inline(f.message, INLINE_WINDOW, MESSAGE_CHARS)
     if not note:
-        return f.message
+        return message
     if f.message == first.message:
         return note
-    return f"{f.message} ({note})" if f.message else note
+    return f"{message} ({note})" if message else note
 
 
 def _in_file(test_id: str, path: str) -> bool:

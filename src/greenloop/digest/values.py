@@ -11,6 +11,7 @@ from greenloop.digest.anchor import EditAnchor
 from greenloop.digest.compact import compact
 from greenloop.digest.frames import is_project, relative
 from greenloop.parsers.model import Failure, Kind
+from greenloop.parsers.values_cut import cut_pair
 
 VALUE_CHARS = 60
 # `Expected: filter(None__exact=(20, 30))` (mock), `Received: 3` (jest), `actual: 'b'` (tape),
@@ -19,6 +20,8 @@ _LABELLED = re.compile(
     r"^\s*+(?:[-+]\s*+)?(expected|received|actual|got|left|right|want)\s*+(?:value\s*+)?[:=]\s*(.*)$",
     re.I,
 )
+_FALSY = "The expression evaluated to a falsy value"
+_ASSERT_CALL = re.compile(r"^(?:[\w$.]+\.)?(?:assert|ok)\w*(?:\.\w+)?\(")
 _UVU = re.compile(r"^\s*(?:\+\+|--)(.*?)\s+\((Expected|Actual)\)\s*$")  # ++true (Expected)
 _WORDS = re.compile(r"(?:[A-Za-z_]\w*[:,]?\s+)+")
 _OPENING = {"[", "{", "(", "[{"}
@@ -31,13 +34,35 @@ _TEST_FILE = re.compile(
 
 
 def compared(f: Failure) -> tuple[str, ...]:
-    """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none."""
-    out: dict[str, str] = {}
+    """``("Expected: X", "Actual: Y")`` as the detail prints them; () when it prints none. Two
+    long values are cut around where they first differ, so the part that differs stays."""
+    asserted = _asserted(f)
+    if asserted:  # `false` for `true` says nothing the message does not: the expression does
+        return (f"falsy: {compact(asserted, VALUE_CHARS)}",)
+    found = _compared(f)
+    if len(found) >= 2:
+        (a_label, a), (b_label, b) = found[0], found[1]
+        a, b = cut_pair(a, b, VALUE_CHARS)
+        found = [(a_label, a), (b_label, b), *found[2:]]
+    return tuple(f"{label}: {compact(value, VALUE_CHARS)}" for label, value in found)[:3]
+
+
+def _asserted(f: Failure) -> str:
+    """The expression of node's ``assert(expr)``/``assert.ok(expr)``, whose message is the same
+    for every expression: what tells one such failure from another."""
+    if not f.message.startswith(_FALSY):
+        return ""
+    shown = next((d.strip() for d in f.detail if d.strip()), "")
+    return shown if _ASSERT_CALL.match(shown) else ""
+
+
+def _compared(f: Failure) -> list[tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
     lines = f.detail
     for i, line in enumerate(lines):
         uvu = _UVU.match(line)
         if uvu:
-            out.setdefault(uvu[2].lower(), f"{uvu[2]}: {uvu[1].strip()}")
+            out.setdefault(uvu[2].lower(), (uvu[2], uvu[1].strip()))
             continue
         m = _LABELLED.match(line)
         if not m or m[1].lower() in out:
@@ -47,13 +72,34 @@ def compared(f: Failure) -> tuple[str, ...]:
             following = lines[i + 1] if i + 1 < len(lines) else ""
             value = following.strip() if following[:1].isspace() else ""
         if value and value not in _OPENING:  # `expected: [` says nothing until its next lines
-            out[m[1].lower()] = f"{m[1]}: {compact(value, VALUE_CHARS)}"
-    return tuple(out.values())[:3]
+            out[m[1].lower()] = (m[1], value)
+    return list(out.values())
 
 
 def values_note(f: Failure) -> str:
     """The compared values the message does not already say, ``, ``-joined ("" when none)."""
-    return ", ".join(v for v in compared(f) if v.partition(": ")[2] not in f.message)
+    return ", ".join(v for v in compared(f) if not states(f.message, v.partition(": ")[2]))
+
+
+def states(message: str, value: str) -> bool:
+    """Whether ``message`` says ``value`` as a whole (``expected 10`` says ``10``, not ``1``; ``to
+    be strictly equal`` does not say ``b``), not merely holds its characters."""
+    if not value:
+        return True  # nothing to add
+    at = message.find(value)
+    while at >= 0:
+        end = at + len(value)
+        before = message[at - 1] if at else " "
+        after = message[end] if end < len(message) else " "
+        if not _joins(before, value[0]) and not _joins(value[-1], after):
+            return True
+        at = message.find(value, at + 1)
+    return False
+
+
+def _joins(a: str, b: str) -> bool:
+    """Two characters side by side that read as one token (a word, a number: ``1`` in ``10``)."""
+    return (a.isalnum() or a in "_.") and (b.isalnum() or b in "_.")
 
 
 def is_test_file(path: str) -> bool:

@@ -111,7 +111,7 @@ def plan_line(state: RepoState, cascade: Cascade, mode: str) -> str:
         line += (
             f" (map of {len(got.tests):,} tests from green run {got.commit[:7]})"
             if isinstance(got, affected.Map)
-            else f" ({got}; import graph until then)"
+            else f"; {got}: the import graph until then"
         )
     return line + "\n"
 

@@ -15,6 +15,7 @@ from greenloop.parsers.model import (
     ParserInput,
     in_dependencies,
 )
+from greenloop.parsers.values_cut import cut_pairs
 
 _DIAG = re.compile(
     r"^(?P<file>[^\s:][^:\n]*?\.[A-Za-z0-9]{1,6}):(?P<line>\d+)(?::(?P<col>\d+))?:?\s+"
@@ -124,9 +125,10 @@ def to_int(text: str | None) -> int | None:
 
 
 def capped(lines: list[str], limit: int = MAX_DETAIL) -> tuple[str, ...]:
-    """Detail lines without leading/trailing blanks, at most ``limit``."""
+    """Detail lines without leading/trailing blanks, at most ``limit``; a long expected/actual pair
+    kept around its first difference (values_cut), then each line cut at 300 characters."""
     while lines and not lines[-1].strip():
         lines = lines[:-1]
     while lines and not lines[0].strip():
         lines = lines[1:]
-    return tuple(line[:300] for line in lines[:limit])
+    return tuple(line[:300] for line in cut_pairs(lines[:limit]))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from itertools import islice
 
-from greenloop.parsers import go_race
+from greenloop.parsers import go_race, go_timeout
 from greenloop.parsers.generic import MAX_FAILURES, capped, lines_of, relative, to_int
 from greenloop.parsers.model import Counts, Failure, Frame, Kind, ParseResult, ParserInput
+from greenloop.parsers.values_cut import cut_inline
 
 _RUN = re.compile(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(?P<name>\S+)")
 _RESULT = re.compile(r"^\s*--- (?P<what>FAIL|PASS|SKIP): (?P<name>\S+) \(")
@@ -38,6 +41,10 @@ class _Test:
     races: list[go_race.Race] = field(default_factory=list)
     example: list[str] = field(default_factory=list)
     """An example's ``got:`` / ``want:`` output, the two markers included."""
+    hung: list[str] = field(default_factory=list)
+    """A ``-timeout`` panic's tests still running (go_timeout.py); [""] until they are known."""
+    goroutines: list[tuple[int, str]] = field(default_factory=list)
+    """Where each goroutine of a dump starts in ``frames``, and its header (``goroutine 36 [running]:``)."""
 
 
 @dataclass
@@ -58,6 +65,10 @@ class _State:
     """``ok <pkg>`` lines of packages that ran tests (``[no tests to run]`` excluded)."""
     running: str = ""
     current: str = ""
+    started: list[str] = field(default_factory=list)
+    """``-v``'s ``=== RUN`` tests without a result yet: the ones running when a binary timed out."""
+    import_paths: list[str] = field(default_factory=list)
+    """Every package ``go test`` reported (``ok``/``FAIL``/``?`` lines): where the module's root is."""
 
 
 def parse(inp: ParserInput) -> ParseResult:
@@ -66,6 +77,7 @@ def parse(inp: ParserInput) -> ParseResult:
     for package, lines in packages.items():
         _scan(state, lines, package)
     _scan(state, text_lines, "")
+    _name_hung(state)
     parents = _parents([*state.tests, *state.passed, *state.skipped])
     # a parent whose subtest failed fails because of it: its own lines are t.Log context (toml's
     # "valid: passed 218; failed 0"), not one more failing test ahead of the subtest's error
@@ -75,7 +87,11 @@ def parse(inp: ParserInput) -> ParseResult:
         for key, t in state.tests.items()
         if key not in parents or t.panic or (t.lines and key not in in_trouble)
     ]
-    failures = [_failure(t, state.root) for t in failed] + state.diagnostics
+    if (inp.exit_code < 0 or inp.exit_code > 128) and state.started:
+        # killed from outside mid-test (greenloop's time limit): the tests -v saw start, no end
+        state.killed += go_timeout.leaves(state.started)
+    module = _module_path(state.import_paths, inp.root)
+    failures = [_failure(t, state.root, module) for t in failed] + state.diagnostics
     counts = Counts()
     if state.packages:
         counts = Counts(
@@ -93,6 +109,25 @@ def parse(inp: ParserInput) -> ParseResult:
         counts=counts,
         killed=tuple(state.killed),
     )
+
+
+def _name_hung(state: _State) -> None:
+    """A ``-timeout`` panic is a failure of each test still running, not a test named panic."""
+    for key, test in list(state.tests.items()):
+        if not test.hung:
+            continue
+        names = [h for h in test.hung if h] or go_timeout.from_functions(
+            [f.function for f in test.frames]
+        )
+        if not names:
+            continue
+        del state.tests[key]
+        frames = go_timeout.test_goroutine(test.frames, test.goroutines)
+        for name in names:
+            state.tests[key[0], name] = _Test(
+                name=name, lines=test.lines, detail=test.detail, panic=test.panic, frames=frames,
+                package=test.package,
+            )  # fmt: skip
 
 
 def _quiet(state: _State) -> bool:
@@ -156,6 +191,8 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
         elif line.startswith("=== "):
             r = _RUN.match(line)
             state.running = r["name"] if r else state.running
+            if r and line.startswith("=== RUN"):
+                state.started.append(r["name"])
             state.current = ""
         elif "--- " in line and (m := _RESULT.match(line)):
             example = _result(state, m["what"], m["name"], package, pending)
@@ -169,6 +206,8 @@ def _scan(state: _State, lines: list[str], package: str) -> None:
             line[:1] in "oF?" and (p := _PACKAGE.match(line)) and ("\t" in line or p["st"] == "ok")
         ):
             state.packages += 1
+            state.import_paths.append(p["pkg"])
+            state.started.clear()
             state.ok_packages += p["st"] == "ok" and "[no tests to run]" not in line
             _end_package(state, p["st"] == "FAIL", package, pending)
             for test in pending:
@@ -188,6 +227,8 @@ def _result(
 ) -> _Test | None:
     """Records a test's result; returns a failed example (its got/want output follows)."""
     state.current = ""
+    if name in state.started:
+        state.started.remove(name)
     logged = state.logs.pop(name, None)  # a t.Log / t.Skip line is a failure only under --- FAIL
     if what == "PASS":
         state.passed.append((state.block, name))
@@ -261,15 +302,28 @@ def _message(state: _State, msg: re.Match[str]) -> None:
 
 def _panic_start(state: _State, line: str, package: str, pending: list[_Test]) -> _Test:
     name = state.current or state.running or "panic"
+    timed_out = line.startswith(go_timeout.PANIC)
+    if timed_out:  # the binary, not one test: the tests that were running are named below
+        name = "panic"
     test = _fail(state, name, package, pending, state.logs.pop(name, None))
     if not test.panic:
         test.panic = line[len("panic: ") :].removesuffix(" [recovered]").strip()
+    if timed_out:
+        test.hung = go_timeout.leaves(state.started) or [""]
+        state.started.clear()
     return test
 
 
 def _panic_line(test: _Test, line: str, root: str) -> bool:
     """Lines of a panic's goroutine dump; False ends it."""
-    if line.startswith(("\tpanic: ", "goroutine ", "created by ")) or not line.strip():
+    if line.startswith("goroutine "):
+        test.goroutines.append((len(test.frames), line))
+        return True
+    if line.startswith(("\tpanic: ", "created by ")) or not line.strip():
+        return True
+    if test.hung and (line == "running tests:" or (name := go_timeout.listed(line))):
+        if line != "running tests:":
+            test.hung = [*(h for h in test.hung if h), name]
         return True
     loc = _LOC.match(line)
     if loc:
@@ -310,13 +364,41 @@ def _headline(lines: list[tuple[str, int | None, str]]) -> int:
     return next(worded, len(lines) - 1)
 
 
-def _failure(test: _Test, root: str) -> Failure:
+def _module_path(import_paths: list[str], root: str) -> str:
+    """The module's import path: go.mod's ``module`` line when the root has one, else what the
+    packages of a ``./...`` run share (the root package, or their common parent folder)."""
+    try:
+        with open(os.path.join(root, "go.mod"), encoding="utf-8") as handle:
+            for line in islice(handle, 200):
+                if line.startswith("module "):
+                    return line.split()[1].strip('"')
+    except (OSError, UnicodeDecodeError, IndexError):
+        pass
+    if not import_paths:
+        return ""
+    shortest = min(import_paths, key=len)
+    if all(p == shortest or p.startswith(shortest + "/") for p in import_paths):
+        return shortest
+    return posixpath.commonpath(import_paths)
+
+
+def _in_package(file: str, package: str, module: str) -> str:
+    """go test names a test file by its base name (``lru_test.go``); in a sub-package that is
+    ``simplelru/lru_test.go`` from the module's root, which may hold an ``lru_test.go`` too."""
+    if not file or "/" in file or not module or not package.startswith(module + "/"):
+        return file
+    return f"{package[len(module) + 1 :]}/{file}"
+
+
+def _failure(test: _Test, root: str, module: str = "") -> Failure:
     if test.races and not test.panic:
         return _race_failure(test, root)
     if test.example:
         return _example_failure(test)
     head = _headline(test.lines) if test.lines else 0
     first = test.lines[head] if test.lines else ("", None, "")
+    if first[0]:
+        first = (_in_package(first[0], test.package, module), first[1], first[2])
     frames = tuple(reversed(test.frames[:40]))  # goroutine dumps list the innermost call first
     if not frames and first[0]:
         frames = (Frame(file=relative(first[0], root), line=first[1]),)
@@ -327,16 +409,29 @@ def _failure(test: _Test, root: str) -> Failure:
     detail = [f"{f}:{n}: {m}" for f, n, m in others] + [
         d for d in test.detail if not d.startswith("fn:")
     ]
+    if len(test.lines) == 1 and not test.panic:  # its lines below are the message's own
+        message, used = _continued(first[2], detail)
+        first, detail = (first[0], first[1], message), detail[used:]
     return Failure(
         kind=Kind.TEST,
         id=f"{test.package}.{test.name}" if test.package else test.name,
         file=first[0] if test.panic else relative(first[0], root),
         line=first[1],
         error_type="panic" if test.panic else "",
-        message=test.panic or first[2],
+        message=test.panic or cut_inline(first[2]),
         frames=frames,
-        detail=capped(detail),
+        detail=capped([cut_inline(d) for d in detail]),
     )
+
+
+def _continued(message: str, below: list[str]) -> tuple[str, int]:
+    """``t.Errorf("Expected \\n%s", got)`` prints ``Expected`` and the value on the lines below:
+    a message of one word, or one that ends in a colon, goes on with them (at most 3)."""
+    used = 0
+    while used < min(len(below), 3) and (len(message.split()) < 2 or message.endswith(":")):
+        message = f"{message} {below[used].strip()}".strip()
+        used += 1
+    return message, used
 
 
 def _race_failure(test: _Test, root: str) -> Failure:

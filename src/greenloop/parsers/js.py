@@ -90,6 +90,10 @@ def parse(inp: ParserInput) -> ParseResult:
         counts.append(c)
     failures, killed, c = _node(text, lines, inp.root, failures, killed)
     counts.append(c)
+    if _stopped(inp.exit_code) and "TAP version" in text and not c.summary_seen:
+        # killed before its summary (a hang past the time limit): the test it was inside
+        running = node_test.running_test(lines)
+        killed += [running] if running else []
     seen = [c for c in counts if c.summary_seen and not killed]  # killed: incomplete
     # a stray `import { describe } from "node:test"` in a vitest file prints node's "# tests 0" too
     seen = [c for c in seen if c.collected] or seen
@@ -99,6 +103,11 @@ def parse(inp: ParserInput) -> ParseResult:
         counts=seen[-1] if seen else Counts(),
         killed=tuple(killed),
     )
+
+
+def _stopped(exit_code: int) -> bool:
+    """An exit by a signal (128 + n as the shell says it, or a negative code)."""
+    return exit_code < 0 or exit_code > 128
 
 
 def _node(

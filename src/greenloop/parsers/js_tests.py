@@ -200,6 +200,10 @@ _VITEST_TESTS = re.compile(r"^\s+Tests\s+(?P<body>.*\(\d+\))\s*$")
 
 def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
     failures: list[Failure] = []
+    seen: set[str] = set()
+    # under --retry=N a test that failed every try is listed once per try (`t 7ms (retry x2)`
+    # in the run's list): one failed test. Without retries two tests may share a name
+    retried = any("(retry x" in line for line in lines)
     i = 0
     while i < len(lines) and len(failures) < MAX_FAILURES:
         names = _vitest_heads(lines, i)
@@ -210,7 +214,9 @@ def parse_vitest(lines: list[str], root: str) -> tuple[list[Failure], Counts]:
         while end < len(lines) and end - start < 400 and not _vitest_stop(lines[end]):
             end += 1
         body = _vitest_body(lines[start:end])
-        failures += [_test_failure(name, body, root) for name in names]
+        new = [name for name in dict.fromkeys(names) if name not in seen] if retried else names
+        seen.update(new)
+        failures += [_test_failure(name, body, root) for name in new]
         i = end
     # an error outside the tests (a --typecheck type error in a source file) first: the cause
     found = _vitest_unhandled(lines, root) + failures[:MAX_FAILURES]

@@ -30,6 +30,8 @@ _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<lin
 # module not found (MODULE_NOT_FOUND, ERR_MODULE_NOT_FOUND); the project's place is in the stack,
 # the `Require stack:` below the message (CJS) or its `imported from <file>` (ESM)
 _INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
+_POINT_END = re.compile(r"^(?P<indent> *)(?:not )?ok \d+ ")
+_TAP_ESCAPE = re.compile(r"\\([#\\])")
 _TIME = re.compile(r"(?<!\s)\s+# time=[\d.]+m?s$")
 _NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
 _NESTED_MESSAGE = re.compile(r"^\s*message: ")
@@ -58,6 +60,25 @@ def parse_tape(lines: list[str], root: str) -> list[Failure]:
             fields = yaml_block(lines, i + 1, 4)  # tape indents its keys under `  ---`
             failures.append(_tape_failure(test or m["name"], m["name"], fields, root))
     return failures
+
+
+def running_test(lines: list[str]) -> str:
+    """The test a TAP run was inside when its output stopped: node:test's last ``# Subtest:``
+    without its ``ok``/``not ok`` line, or tape's last ``# <test>`` heading."""
+    open_tests: list[tuple[int, str]] = []
+    tape = ""
+    for line in lines:
+        if "# Subtest: " in line and (s := _SUBTEST.match(line)):
+            depth = len(s["indent"])
+            open_tests = [t for t in open_tests if t[0] < depth] + [(depth, tap_name(s["name"]))]
+        elif (m := _POINT_END.match(line)) is not None:
+            depth = len(m["indent"])
+            open_tests = [t for t in open_tests if t[0] < depth]
+        elif line.startswith("# ") and (t := _TAPE_TEST.match(line)):
+            tape = t["name"].strip()
+    if open_tests:
+        return " > ".join(name for _, name in open_tests)
+    return tape
 
 
 def _tape_failure(test: str, assertion: str, fields: dict[str, str], root: str) -> Failure:
@@ -101,14 +122,14 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
     for i, line in enumerate(lines):
         if "# Subtest: " in line and (s := _SUBTEST.match(line)):
             depth = len(s["indent"])
-            parents = [p for p in parents if p[0] < depth] + [(depth, s["name"].strip())]
+            parents = [p for p in parents if p[0] < depth] + [(depth, tap_name(s["name"]))]
             continue
         m = _NOT_OK.match(line) if "not ok " in line else None
         if not m or len(failures) >= MAX_FAILURES:
             continue
         depth = len(m["indent"])
         # a test file that died is named by its path; vitest's TAP adds ` # time=1.00ms`
-        own = relative(_TIME.sub("", m["name"]).strip(), root)
+        own = relative(tap_name(_TIME.sub("", m["name"])), root)
         name = " > ".join([p[1] for p in parents if p[0] < depth] + [own])
         fields = yaml_block(lines, i + 1, _key_indent(lines, i + 2, depth + 2))
         if _unquote(fields.get("failureType", "")) == "subtestsFailed":
@@ -118,6 +139,14 @@ def _parse_tap(lines: list[str], root: str) -> tuple[list[Failure], list[str]]:
             killed.append(f"{name} ({signal})")
         failures.append(_tap_failure(name, fields, signal, root))
     return failures, killed
+
+
+def tap_name(text: str) -> str:
+    """A TAP description as the test named it: TAP escapes ``#`` (``nGram(1) \\# unigram``)
+    and the backslash itself."""
+    if "\\" not in text:
+        return text.strip()
+    return _TAP_ESCAPE.sub(lambda m: m[1], text).strip()
 
 
 def _key_indent(lines: list[str], at: int, default: int) -> int:
@@ -271,10 +300,12 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             continue
         if where is None and not _not_found(line, lines[i + 1 : i + 2]):
             continue  # only node's own uncaught-exception block names file:line above the error
-        required, stack = _required_and_stack(lines, i + 1)
+        said = _said_below(lines, i + 1) if line.endswith(":") else []
+        required, stack = _required_and_stack(lines, i + 1 + len(said))
         frames = js_frames(stack, root)
         if where is None or _INTERNAL_AT.match(where.string):
-            found.append(_loader_error(m, frames, required, root))
+            error = _loader_error(m, frames, required, root)
+            found.append(replace(error, detail=capped([*filter(str.strip, said), *error.detail])))
             continue
         source = [h for h in head[head.index(where.string) + 1 :] if h.strip()]
         at = Frame(file=relative(where["file"], root), line=int(where["line"]))
@@ -293,6 +324,17 @@ def load_errors(lines: list[str], root: str) -> list[Failure]:
             )
         )
     return found
+
+
+def _said_below(lines: list[str], start: int) -> list[str]:
+    """What a message ending in a colon says on its next lines, up to the stack: node's
+    ``The expression evaluated to a falsy value:``, a blank line, ``  assert(isEven(2))``."""
+    said: list[str] = []
+    for line in map(_uncomment, lines[start : start + 12]):
+        if line.startswith("    at ") or (line.strip() and not line.startswith("  ")):
+            break
+        said.append(line.strip())
+    return said
 
 
 def _not_found(line: str, after: list[str]) -> bool:

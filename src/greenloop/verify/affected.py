@@ -143,7 +143,8 @@ def choose(
     total = len(affected_imports.test_files(files))
     return Choice(
         tests=tests,
-        reason=f"{_count(len(tests), 'test file')} of {total:,} ({found}; import graph)",
+        # no parentheses around `found`: it may hold its own (`map stale (conftest.py changed)`)
+        reason=f"{_count(len(tests), 'test file')} of {total:,} by the import graph: {found}",
         source="imports",
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,7 @@ hook's time on a long output, and the hook runs on every shell call."""
 PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
+_NO_DURATION = re.compile(r"(?:[,;] |\()0\.0 s\)")
 FEED_HEAD, FEED_TAIL = 24_000, 48_000
 """Characters of a long output the parsers read: its head (the first failure) and its tail (the
 summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
@@ -58,7 +60,15 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     if result.verdict is Verdict.ENV_FAILURE or not _parsed(run):
         return _passed_through(output, run, where)
     digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
-    return "\n".join(line for line in (digest.text, partial, where) if line)
+    text = digest.text if call.duration_s is not None else _without_duration(digest.text)
+    return "\n".join(line for line in (text, partial, where) if line)
+
+
+def _without_duration(text: str) -> str:
+    """The headline less the "0.0 s" the digest gives a run of unknown length: the host did not
+    say how long the command took, so no duration is shown."""
+    head, sep, rest = text.partition("\n")
+    return _NO_DURATION.sub(")", head, count=1) + sep + rest
 
 
 def _feed(output: str) -> tuple[str, int]:
@@ -75,7 +85,7 @@ def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) 
     process = ProcessResult(
         argv=("sh", "-c", call.command),
         exit_code=call.exit_code,
-        duration_s=call.duration_s,
+        duration_s=call.duration_s or 0.0,
         stdout=output,
         merged=output,
         dropped_bytes=dropped,
@@ -94,13 +104,13 @@ def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) 
     run = StageRun(stage=stage, result=process, parsed=parsed, classification=verdict)
     cascade = Cascade(stages=(stage,), source="the agent's shell tool")
     return CheckResult(
-        cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s
+        cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s or 0.0
     )
 
 
 def _parsed(run: StageRun) -> bool:
     """Whether the parsers read this output: failures found, or a runner's summary."""
-    if run.verdict is Verdict.UNTRUSTED:
+    if run.verdict in (Verdict.UNTRUSTED, Verdict.KILLED):
         return True  # the reason it is not green is the news, whatever the parsers read
     return bool(run.parsed.failures) and run.parsed.tool != "generic"
 

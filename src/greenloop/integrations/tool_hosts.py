@@ -61,7 +61,8 @@ class ToolCall:
     output: str
     """stdout and stderr as the host merged them (both hosts hand over one stream)."""
     exit_code: int
-    duration_s: float = 0.0
+    duration_s: float | None = None
+    """None when the host gives no duration (Gemini CLI, Copilot CLI): none is shown then."""
     finished: bool = True
     """False for a run the host cut short (interrupted, timed out, moved to the background)."""
     response: dict[str, object] = field(default_factory=dict)
@@ -248,9 +249,9 @@ def wrap(command: str) -> str:
     return f"{WRAP_HEAD}{command}{WRAP_TAIL}"
 
 
-def _seconds(data: dict[str, object]) -> float:
+def _seconds(data: dict[str, object]) -> float | None:
     ms = data.get("duration_ms")
-    return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else 0.0
+    return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else None
 
 
 def render_reply(call: ToolCall, text: str) -> str:

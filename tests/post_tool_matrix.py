@@ -1,0 +1,196 @@
+"""The real corpus through ``hook post-tool``, in each host's payload shape, against ``check``.
+
+Each case under tests/resources/real/ is a real run of a real project (its output, exit code and
+command line). Fed to the hook as each host hands over a shell command's result, the text the model
+would read is read back into a verdict and compared with the one ``greenloop check`` gives the same
+output (tests/test_conformance.py). The hook may also say it cannot judge (a cut it cannot see past),
+never a different verdict. Run as a script, it prints the figures:
+
+    .venv/bin/python tests/post_tool_matrix.py
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from case_files import project_root
+from greenloop.integrations.tool_output import run_post_tool
+from test_conformance import CASES, case_id, check, load
+
+CLAUDE_ERROR_CAP = 10_000
+"""Claude Code cuts a failing Bash call's ``error`` text to its first 10,000 characters."""
+HostShape = Callable[[Path, str, str, int], dict[str, Any]]
+
+
+def claude(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
+    base = {"session_id": "s", "cwd": str(repo), "tool_name": "Bash"}
+    tool_input = {"command": command, "description": "run the tests"}
+    if code:
+        error = f"Exit code {code}\n{output}"[:CLAUDE_ERROR_CAP]
+        return {
+            **base,
+            "hook_event_name": "PostToolUseFailure",
+            "tool_input": tool_input,
+            "error": error,
+        }
+    response = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+    return {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_input": tool_input,
+        "tool_response": response,
+    }
+
+
+def gemini(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
+    tail = f"\nExit Code: {code}" if code else ""
+    content = f"Output: {output or '(empty)'}{tail}\nProcess Group PGID: 4242"
+    return {
+        "hook_event_name": "AfterTool",
+        "cwd": str(repo),
+        "tool_name": "run_shell_command",
+        "tool_input": {"command": command},
+        "tool_response": {"llmContent": content, "returnDisplay": output},
+    }
+
+
+def copilot(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
+    text = f"{output}\n<shellId: 0 completed with exit code {code}>"
+    if len(output) > 25_000:  # Copilot keeps a long output in a file, the model gets a preview
+        saved = repo / ".git" / f"copilot-tool-output-{abs(hash(output))}.txt"
+        saved.write_text(output, encoding="utf-8")
+        text = (
+            f"Output too large to read at once ({len(output) / 1024:.1f} KB). Saved to: {saved}\n"
+            "Consider using tools like grep …\n\nPreview (first 500 chars):\n"
+            f"{output[:500]}\n<shellId: 0 completed with exit code {code}>"
+        )
+    return {
+        "sessionId": "s",
+        "cwd": str(repo),
+        "toolName": "bash",
+        "toolArgs": {"command": command, "description": "run the tests"},
+        "toolResult": {"resultType": "success", "textResultForLlm": text},
+    }
+
+
+HOSTS: dict[str, HostShape] = {"claude": claude, "gemini": gemini, "copilot": copilot}
+
+
+def command_of(data: dict[str, Any]) -> str:
+    argv = data["argv"]
+    if isinstance(argv, str):
+        return argv
+    if argv[:2] == ["sh", "-c"] and len(argv) == 3:
+        return str(argv[2])
+    return shlex.join(argv)
+
+
+def output_of(data: dict[str, Any], repo: Path) -> str:
+    text = str(data["stdout"]) + str(data["stderr"])
+    return text.replace(str(data["cwd_placeholder"]), str(repo))
+
+
+def read_reply(reply: str) -> str:
+    """The text the model reads in place of the output ("" when the output passes unchanged)."""
+    if not reply:
+        return ""
+    data = json.loads(reply)
+    if "modifiedResult" in data:
+        return str(data["modifiedResult"]["textResultForLlm"])
+    if "reason" in data:
+        return str(data["reason"])
+    specific = data["hookSpecificOutput"]
+    if "updatedToolOutput" in specific:
+        return str(specific["updatedToolOutput"]["stdout"])
+    return str(specific.get("additionalContext", ""))
+
+
+def verdict_of(text: str) -> str:
+    """The verdict the model reads in the hook's text."""
+    if not text:
+        return "passed through"
+    if "cannot judge" in text or "not the whole output" in text:
+        return "cannot judge"
+    if (
+        text.startswith("greenloop: green")
+        or text.split(".", maxsplit=1)[0].endswith(" passed")
+        or (
+            text.startswith("greenloop: ")
+            and " passed (with warnings)" in text.split("\n", maxsplit=1)[0]
+        )
+    ):
+        return "green"
+    if text.startswith("greenloop: an environment problem"):
+        return "env_failure"
+    markers = (
+        ("The verifier failed", "failed"),
+        ("can't be trusted", "untrusted"),
+        ("The verifier was killed", "killed"),
+        ("timed out", "timeout"),
+        ("ENVIRONMENT FAILURE", "env_failure"),
+    )
+    return next((v for marker, v in markers if marker in text), "unknown")
+
+
+def repo_for(data: dict[str, Any], tmp: Path) -> Path:
+    """A git repository holding the case's own module names and files, as its checkout had."""
+    repo = tmp / str(data["project"])
+    if not (repo / ".git").exists():
+        repo.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        for name in data.get("repo_modules", ()):
+            (repo / name).mkdir(exist_ok=True)
+    return repo
+
+
+def hook_text(data: dict[str, Any], host: str, repo: Path) -> str:
+    payload = HOSTS[host](repo, command_of(data), output_of(data, repo), int(data["exit_code"]))
+    answer = run_post_tool(json.dumps(payload).encode(), default_cwd=repo, environ={})
+    return read_reply(answer.reply)
+
+
+def row(path: Path, host: str, tmp: Path) -> tuple[str, str, str]:
+    """(check's verdict, the hook's verdict, the hook's text)."""
+    data = load(path)
+    with project_root(data):
+        want = str(check(data)["verdict"])
+    text = hook_text(data, host, repo_for(data, tmp))
+    return want, verdict_of(text), text
+
+
+def right(want: str, got: str) -> bool:
+    return got in (want, "cannot judge")
+
+
+def main() -> None:
+    import tempfile
+
+    tally: Counter[str] = Counter()
+    wrong: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="greenloop-matrix-") as tmp:
+        for path in CASES:
+            for host in HOSTS:
+                want, got, text = row(path, host, Path(tmp))
+                ok = right(want, got)
+                tally["right" if ok else "wrong"] += 1
+                tally[f"{want}->{got}"] += 1
+                if not ok:
+                    first = text.split("\n")[0][:100]
+                    wrong.append(f"{case_id(path)} {host}: check {want}, hook {got}: {first}")
+    print("\n".join(wrong))
+    print(dict(sorted(tally.items())))
+    total = tally["right"] + tally["wrong"]
+    print(f"right {tally['right']}/{total}; red called green: ", end="")
+    print(sum(n for k, n in tally.items() if k.endswith("->green") and not k.startswith("green")))
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,7 @@ never a different verdict. Run as a script, it prints the figures:
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -117,16 +118,12 @@ def verdict_of(text: str) -> str:
     """The verdict the model reads in the hook's text."""
     if not text:
         return "passed through"
-    if "cannot judge" in text or "not the whole output" in text:
+    if "not the whole output" in text:
         return "cannot judge"
-    if (
-        text.startswith("greenloop: green")
-        or text.split(".", maxsplit=1)[0].endswith(" passed")
-        or (
-            text.startswith("greenloop: ")
-            and " passed (with warnings)" in text.split("\n", maxsplit=1)[0]
-        )
-    ):
+    if "characters cut by greenloop" in text:
+        return "passed through"
+    head = text.split("\n", maxsplit=1)[0]
+    if head.startswith("greenloop: green") or re.match(r"greenloop: [^:]+ passed\b", head):
         return "green"
     if text.startswith("greenloop: an environment problem"):
         return "env_failure"
@@ -142,12 +139,16 @@ def verdict_of(text: str) -> str:
 
 def repo_for(data: dict[str, Any], tmp: Path) -> Path:
     """A git repository holding the case's own module names and files, as its checkout had."""
-    repo = tmp / str(data["project"])
+    repo = tmp / f"{data['project']}-{data['case']}"
     if not (repo / ".git").exists():
         repo.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         for name in data.get("repo_modules", ()):
             (repo / name).mkdir(exist_ok=True)
+        files = data.get("repo_files") or {}
+        for name, text in (files if isinstance(files, dict) else dict.fromkeys(files, "")).items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text, encoding="utf-8")
     return repo
 
 
@@ -161,13 +162,19 @@ def row(path: Path, host: str, tmp: Path) -> tuple[str, str, str]:
     """(check's verdict, the hook's verdict, the hook's text)."""
     data = load(path)
     with project_root(data):
-        want = str(check(data)["verdict"])
+        checked = check(data)
     text = hook_text(data, host, repo_for(data, tmp))
-    return want, verdict_of(text), text
+    got = verdict_of(text)
+    if got == "passed through" and (not checked["failures"] or "cut by greenloop" in text):
+        got = "as printed"  # no failure to digest: the model reads the runner's own words
+    return str(checked["verdict"]), got, text
 
 
 def right(want: str, got: str) -> bool:
-    return got in (want, "cannot judge")
+    """The same verdict, or one line saying the whole output is not in hand, or the output as
+    the runner printed it where check too finds no failure to digest (a crash, a load error) or
+    no parser reads it (its head and tail, the cut marked)."""
+    return got in (want, "cannot judge") or (got == "as printed" and want != "green")
 
 
 def main() -> None:

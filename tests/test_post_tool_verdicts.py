@@ -16,12 +16,15 @@ from typing import Any
 
 import pytest
 
+from greenloop.integrations.tool_command import find_verifier
+from greenloop.integrations.tool_digest import FEED_HEAD, FEED_TAIL
 from greenloop.integrations.tool_output import run_post_tool
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.processes.process import ProcessResult
 from greenloop.verify.classify import classify
 from greenloop.verify.verdict import Verdict
-from post_tool_matrix import HOSTS, read_reply, verdict_of
+from post_tool_matrix import HOSTS, read_reply, right, row, verdict_of
+from test_conformance import CASES, case_id
 
 MID_RUN = sorted((Path(__file__).parent / "resources" / "ended_mid_run").glob("*.json"))
 
@@ -99,3 +102,117 @@ def test_no_duration_is_shown_where_the_host_gave_none(make_repo: Callable[..., 
         text = hook_text(repo, host, command, run.stdout, run.returncode)
         assert verdict_of(text) == "failed", text
         assert " s)" not in text.split("\n")[0], text
+
+
+@pytest.mark.parametrize("path", CASES, ids=case_id)
+def test_the_hook_gives_every_real_run_checks_verdict_in_every_host_shape(
+    path: Path, tmp_path: Path
+) -> None:
+    fed = FEED_HEAD + FEED_TAIL
+    read_whole = len(load(path / "case.json")["stdout"] + load(path / "case.json")["stderr"]) <= fed
+    for host in HOSTS:
+        want, got, text = row(path, host, tmp_path)
+        assert got != "green" or want == "green", (host, text)  # never red called green
+        if read_whole:  # past FEED the hook reads a head and a tail, by its cost budget
+            assert right(want, got), (host, want, got, text[:300])
+
+
+MIXIN = "class Checks:\n" + "".join(
+    f"    def test_value_{i}(self):\n        assert self.value({i}) == {i}\n\n" for i in range(60)
+)
+SUITE = (
+    "from mixins import Checks\n\n\n"
+    "class TestDoubled(Checks):\n    def value(self, n):\n        return n * 2\n\n\n"
+    "class TestSame(Checks):\n    def value(self, n):\n        return n\n\n\n"
+    + "".join(f"def test_plain_{i}():\n    assert {i} == {i}\n\n\n" for i in range(100))
+)
+
+
+@pytest.fixture
+def mixin_run(make_repo: Callable[..., Path]) -> tuple[Path, str, str, int]:
+    """A real 220-test pytest run, 59 failures in tests a mixin in another file defines."""
+    repo = make_repo({"tests/mixins.py": MIXIN, "tests/test_values.py": SUITE})
+    command = f"{sys.executable} -m pytest -p no:cacheprovider -rN tests"
+    run = subprocess.run(command.split(), cwd=repo, capture_output=True, text=True, check=False)
+    assert run.returncode == 1
+    assert "59 failed, 161 passed" in run.stdout
+    return repo, command, run.stdout + run.stderr, run.returncode
+
+
+def test_claude_codes_cut_of_a_failing_run_is_said_and_no_count_or_invented_id_is_given(
+    mixin_run: tuple[Path, str, str, int],
+) -> None:
+    repo, command, output, code = mixin_run
+    text = hook_text(repo, "claude", command, output, code)  # PostToolUseFailure, 10,000 chars
+    head = text.split("\n")[0]
+    assert head.startswith("greenloop: not the whole output (Claude Code passed on only the first")
+    assert "It exited 1." in head
+    assert "First failure in the part shown: TestDoubled.test_value_1" in text  # pytest's header
+    assert "mixins.py::" not in text  # the frame's file never makes an id
+    assert "  AssertionError\n  at tests/mixins.py:6" in text  # the place pytest printed
+    for claim in ("59", "failed,", "ended", "stopped", "OTHER FAILURES"):
+        assert claim not in text, claim
+    assert "The part received (redacted): " in text
+    assert "Full output" not in text
+
+
+def test_the_whole_output_of_the_same_run_keeps_its_digest_and_counts(
+    mixin_run: tuple[Path, str, str, int],
+) -> None:
+    repo, command, output, code = mixin_run
+    for host in ("gemini", "copilot"):  # both hand over the whole output
+        text = hook_text(repo, host, command, output, code)
+        assert verdict_of(text) == "failed", text
+        assert "59 failed, 161 passed" in text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npx mocha -r ts-node/register --reporter dot --check-leaks test/",
+        "npx mocha --require test/setup.js --import tsx 'test/**/*.spec.js'",
+        "npx mocha -t 5000 -R spec",  # mocha's -t is its timeout, not a name filter
+        "npx jest --env node",
+        "npx vitest run -c vite.config.ts --reporter=verbose",
+        "node --import tsx --test test/",
+        "node -r ./setup.js --test",
+        "npx tape 'test/*.js'",
+        "npx c8 --100 node --test --test-reporter=spec",
+        "coverage run -m pytest -p xdist -c setup.cfg",
+        "cargo clippy -- -D warnings",
+        "python -m unittest discover -s tests",
+        "npm run unit",
+    ],
+)
+def test_an_option_that_takes_a_value_or_the_whole_test_dir_is_not_a_partial_run(
+    command: str,
+) -> None:
+    found = find_verifier(command)
+    assert found is not None
+    assert found.partial == (), found.partial
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("node --test test/parse.test.js", "only test/parse.test.js"),
+        ("python -m unittest test_calc", "only test_calc"),
+        ("python -m unittest -v tests.test_calc.TestAdd", "only tests.test_calc.TestAdd"),
+        ("npx mocha --grep parse", "--grep parse"),
+        ("npx jest -t parse", "-t parse"),
+        ("npx mocha test/unit/a.js", "only test/unit/a.js"),
+        ("node --test --test-name-pattern=parse", "--test-name-pattern parse"),
+        ("npx ava --match 'parse*'", "--match parse*"),
+    ],
+)
+def test_one_file_one_module_or_a_name_filter_is_a_partial_run(command: str, reason: str) -> None:
+    found = find_verifier(command)
+    assert found is not None
+    assert reason in found.partial, found.partial
+
+
+@pytest.mark.parametrize(
+    "command", ["bnt", "npx xo", "npx tsd", "npx prettier -c src", "./runtests.py", "npx tape t/"]
+)
+def test_a_runner_check_parses_is_recognised_by_the_hook(command: str) -> None:
+    assert find_verifier(command) is not None

@@ -272,7 +272,8 @@ def test_output_no_parser_reads_passes_through_untouched(calc_repo: Path) -> Non
 
 def test_a_long_unparsed_output_passes_through_as_head_and_tail(calc_repo: Path) -> None:
     text = "".join(f"line {i} of something no parser knows\n" for i in range(5000))
-    seen = replaced(run_post_tool(claude_post(calc_repo, "make test", text, 2), environ=ENV))
+    # wrapped: Claude Code hands PostToolUseFailure only the first 10,000 characters
+    seen = replaced(run_post_tool(wrapped_post(calc_repo, "make test", text, 2), environ=ENV))
     assert seen.startswith("line 0 of")
     assert "line 4999 of" in seen
     assert "characters cut by greenloop" in seen

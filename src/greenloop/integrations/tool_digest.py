@@ -21,7 +21,7 @@ from greenloop.digest import build_digest
 from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
-from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.processes.process import ProcessResult
 from greenloop.processes.process_capture import strip_ansi
 from greenloop.redact import redact
@@ -54,6 +54,12 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     run = result.runs[0]
     saved = _save(store, output, call)
     where = _where_saved(saved, call.cwd)
+    if call.cut:  # what the host did not pass on proves nothing
+        from greenloop.integrations.tool_cut import evidence
+
+        text = evidence(call.cut, call.exit_code, run.parsed, output)
+        kept = f"The part received (redacted): {where.split(': ', 1)[1]}" if where else ""
+        return "\n".join(line for line in (text, kept) if line)
     partial = _partial_line(found, run.parsed, store, full=not found.partial)
     if result.verdict is Verdict.GREEN:  # one line: the path without how to read it
         return _green_line(found, run, partial, _where_saved(saved, call.cwd, how=False))
@@ -97,8 +103,8 @@ def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) 
         merged=output,
         root=str(root),
     )
-    parsed = parse_output(inp)
     modules = repo_modules(root)
+    parsed = installed.own_copies(parse_output(inp), root, modules)  # as check reads a tox env
     verdict = classify(process, parsed, command=call.command, repo_modules=modules, root=str(root))
     stage = Stage(name=found.kind, command=call.command, why="the agent ran it")
     run = StageRun(stage=stage, result=process, parsed=parsed, classification=verdict)

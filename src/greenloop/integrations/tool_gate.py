@@ -19,8 +19,9 @@ SHELL_TOOLS = frozenset({"Bash", "bash", "run_shell_command", "shell", "exec_com
 # Any word that may start a verifier; a command with none of them is not one.
 CANDIDATE = re.compile(
     r"(?<![\w.-])(?:pytest|py\.test|unittest|tox|nox|npm|pnpm|yarn|bun|vitest|jest|mocha|ava|"
-    r"tap|uvu|jasmine|node|go|cargo|cargo-nextest|tsc|vue-tsc|ruff|mypy|dmypy|pyright|"
-    r"basedpyright|eslint|flake8|black|make|gmake|just|rspec|rake)(?![\w-])"
+    r"tap|tape|uvu|jasmine|bnt|node|go|cargo|cargo-nextest|tsc|vue-tsc|tsd|ruff|mypy|dmypy|"
+    r"pyright|basedpyright|eslint|xo|prettier|flake8|black|make|gmake|just|rspec|rake|"
+    r"runtests)(?![\w-])"
 )
 
 

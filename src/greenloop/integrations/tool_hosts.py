@@ -36,6 +36,9 @@ from pathlib import Path
 from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
 HOSTS = ("claude", "gemini", "copilot")
+CLAUDE_ERROR_CAP = 10_000
+"""Claude Code hands ``PostToolUseFailure`` the first 10,000 characters of a failing command's
+``Exit code N`` text and output (2.1.332); a text that long was cut there."""
 PERSISTED_CAP = 16 * 1024 * 1024
 """Characters read at most from the file the host saved a long output in."""
 _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
@@ -65,6 +68,9 @@ class ToolCall:
     """None when the host gives no duration (Gemini CLI, Copilot CLI): none is shown then."""
     finished: bool = True
     """False for a run the host cut short (interrupted, timed out, moved to the background)."""
+    cut: str = ""
+    """How the host cut the output it handed over (only its head, its head and tail), in words:
+    what is not in hand proves nothing, so no count or id is read from what is missing."""
     response: dict[str, object] = field(default_factory=dict)
     """Claude's ``tool_response``: the shape a replacement must keep."""
 
@@ -121,6 +127,7 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
         found = _EXIT_LINE.match(error)
         if not found:  # a timeout, a permission refusal: no exit status to judge by
             return None
+        cut = len(error) >= CLAUDE_ERROR_CAP
         return ToolCall(
             host="claude",
             event=event,
@@ -129,6 +136,9 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
             output=error[found.end() :],
             exit_code=int(found.group(1)),
             duration_s=_seconds(data),
+            cut="Claude Code passed on only the first 10,000 characters of this failing command"
+            if cut
+            else "",
         )
     response = _response(data)
     stdout, stderr = response.get("stdout"), response.get("stderr")

@@ -216,3 +216,19 @@ def test_one_file_one_module_or_a_name_filter_is_a_partial_run(command: str, rea
 )
 def test_a_runner_check_parses_is_recognised_by_the_hook(command: str) -> None:
     assert find_verifier(command) is not None
+
+
+def test_without_pytests_short_summary_an_id_names_the_file_pytest_ran_not_the_mixins(
+    mixin_run: tuple[Path, str, str, int],
+) -> None:
+    repo, command, output, code = mixin_run
+    assert "short test summary" not in output  # -rN
+    inp = ParserInput(
+        argv=("pytest",), exit_code=code, stdout=output, merged=output, root=str(repo)
+    )
+    ids = [f.id for f in parse_output(inp).failures]
+    assert len(ids) == 59
+    assert ids[0] == "tests/test_values.py::TestDoubled::test_value_1"
+    assert all(i.startswith("tests/test_values.py::Test") for i in ids)
+    assert verdict_of(hook_text(repo, "gemini", command, output, code)) == "failed"
+    assert "mixins.py::" not in hook_text(repo, "gemini", command, output, code)

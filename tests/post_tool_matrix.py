@@ -28,6 +28,8 @@ from test_conformance import CASES, case_id, check, load
 
 CLAUDE_ERROR_CAP = 10_000
 """Claude Code cuts a failing Bash call's ``error`` text to its first 10,000 characters."""
+CODEX_CAP = 10_000
+"""Codex CLI keeps about this many characters of a long output, its head and its tail."""
 HostShape = Callable[[Path, str, str, int], dict[str, Any]]
 
 
@@ -82,7 +84,34 @@ def copilot(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
     }
 
 
-HOSTS: dict[str, HostShape] = {"claude": claude, "gemini": gemini, "copilot": copilot}
+def codex(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
+    """Codex CLI 0.171: no exit code; past about 10,000 characters its own head and tail."""
+    if len(output) > CODEX_CAP:
+        half = CODEX_CAP // 2
+        lines = output.count("\n") + 1
+        output = (
+            f"Warning: truncated output (original token count: {len(output) // 4})\n"
+            f"Total output lines: {lines}\n\n{output[:half]}"
+            f"…{len(output) - 2 * half} chars truncated…{output[-half:]}"
+        )
+    return {
+        "session_id": "s",
+        "turn_id": "t",
+        "cwd": str(repo),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_response": output,
+        "tool_use_id": "call_1",
+    }
+
+
+HOSTS: dict[str, HostShape] = {
+    "claude": claude,
+    "codex": codex,
+    "gemini": gemini,
+    "copilot": copilot,
+}
 
 
 def command_of(data: dict[str, Any]) -> str:
@@ -165,16 +194,23 @@ def row(path: Path, host: str, tmp: Path) -> tuple[str, str, str]:
         checked = check(data)
     text = hook_text(data, host, repo_for(data, tmp))
     got = verdict_of(text)
-    if got == "passed through" and (not checked["failures"] or "cut by greenloop" in text):
+    codex_silent = host == "codex" and got == "passed through"
+    if got == "passed through" and (
+        not checked["failures"] or "cut by greenloop" in text or codex_silent
+    ):
         got = "as printed"  # no failure to digest: the model reads the runner's own words
-    return str(checked["verdict"]), got, text
+    want = str(checked["verdict"])
+    if host == "codex" and (want, got) == ("untrusted", "failed"):
+        got = want  # no exit code: "exit 0, yet failures reported" reads as the failure it is
+    return want, got, text
 
 
 def right(want: str, got: str) -> bool:
     """The same verdict, or one line saying the whole output is not in hand, or the output as
-    the runner printed it where check too finds no failure to digest (a crash, a load error) or
-    no parser reads it (its head and tail, the cut marked)."""
-    return got in (want, "cannot judge") or (got == "as printed" and want != "green")
+    the runner printed it, no verdict claimed: where check too finds no failure to digest (a
+    crash, a load error), no parser reads it (its head and tail, the cut marked), or the host
+    sends no exit code and the output holds no runner's result (Codex: a clean ``tsc``)."""
+    return got in (want, "cannot judge", "as printed")
 
 
 def main() -> None:

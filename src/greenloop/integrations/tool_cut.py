@@ -18,8 +18,8 @@ _PYTEST_HEADER = "_ {name} _"
 def evidence(cut: str, exit_code: int | None, parsed: ParseResult, text: str) -> str:
     """The reply for a cut output: the cut, the exit code the host gave, the first failure."""
     said = f" It exited {exit_code}." if exit_code else ""
-    head = f"greenloop: not the whole output ({cut}).{said} No count or verdict from a part."
-    summary = _summary(parsed)
+    head = f"greenloop: not the whole output ({cut}).{said}"
+    summary = _summary(parsed) or " No count from a part."
     first = next((f for f in parsed.failures if f.severity == "error"), None)
     if first is None:
         return f"{head}{summary} No failure in the part shown."
@@ -59,6 +59,7 @@ def printed_id(failure: Failure, text: str) -> str:
         return failure.id
     parts = failure.id.split("::")
     name = ".".join(parts[1:]) if len(parts) > 1 else ""
-    if name and re.search(rf"^_+ {re.escape(name)} _+$", text, re.M):
-        return name
-    return ""
+    if not name or not re.search(rf"^_+ {re.escape(name)} _+$", text, re.M):
+        return ""
+    ran = re.search(rf"^{re.escape(parts[0])} [.FEsxX]", text, re.M)  # pytest's progress line
+    return failure.id if ran else name

@@ -13,6 +13,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from greenloop.config import load_config
@@ -38,6 +39,7 @@ PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
 _NO_DURATION = re.compile(r"(?:[,;] |\()0\.0 s\)")
+_NO_EXIT = re.compile(r"\(exit \d+, ")
 FEED_HEAD, FEED_TAIL = 24_000, 48_000
 """Characters of a long output the parsers read: its head (the first failure) and its tail (the
 summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
@@ -51,6 +53,9 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
         return ""
     output = strip_ansi(call.output)
     result = _check(call, found, _feed(output), root)
+    if result is None:  # no exit code, and no runner's result in the output to tell one
+        why = _unsummed(call, found, output, root)
+        return replacement(replace(call, cut=why), found, environ) if why else ""
     run = result.runs[0]
     saved = _save(store, output, call)
     where = _where_saved(saved, call.cwd)
@@ -66,15 +71,20 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     if result.verdict is Verdict.ENV_FAILURE or not _parsed(run):
         return _passed_through(output, run, where)
     digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
-    text = digest.text if call.duration_s is not None else _without_duration(digest.text)
+    text = _only_what_the_host_said(digest.text, call)
     return "\n".join(line for line in (text, partial, where) if line)
 
 
-def _without_duration(text: str) -> str:
-    """The headline less the "0.0 s" the digest gives a run of unknown length: the host did not
-    say how long the command took, so no duration is shown."""
+def _only_what_the_host_said(text: str, call: ToolCall) -> str:
+    """The headline less the "0.0 s" the digest gives a run of unknown length, and less the exit
+    code where the host sent none (Codex: the verdict is the output's): nothing the host did not
+    say is shown as if it had."""
     head, sep, rest = text.partition("\n")
-    return _NO_DURATION.sub(")", head, count=1) + sep + rest
+    if call.duration_s is None:
+        head = _NO_DURATION.sub(")", head, count=1)
+    if call.exit_code is None:
+        head = _NO_EXIT.sub("(", head, count=1)
+    return head + sep + rest
 
 
 def _feed(output: str) -> tuple[str, int]:
@@ -86,25 +96,31 @@ def _feed(output: str) -> tuple[str, int]:
     return output[:FEED_HEAD] + marker + output[-FEED_TAIL:], dropped
 
 
-def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) -> CheckResult:
+def _check(
+    call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path
+) -> CheckResult | None:
     output, dropped = fed
-    process = ProcessResult(
-        argv=("sh", "-c", call.command),
-        exit_code=call.exit_code,
-        duration_s=call.duration_s or 0.0,
-        stdout=output,
-        merged=output,
-        dropped_bytes=dropped,
-    )
     inp = ParserInput(
-        argv=found.words or process.argv,
-        exit_code=call.exit_code,
+        argv=found.words or ("sh", "-c", call.command),
+        exit_code=1 if call.exit_code is None else call.exit_code,
         stdout=output,
         merged=output,
         root=str(root),
     )
     modules = repo_modules(root)
     parsed = installed.own_copies(parse_output(inp), root, modules)  # as check reads a tox env
+    exit_code = call.exit_code if call.exit_code is not None else _exit_code_told(parsed, output)
+    if exit_code is None and not call.cut:
+        return None
+    exit_code = 1 if exit_code is None else exit_code  # a cut: only what it shows is told
+    process = ProcessResult(
+        argv=("sh", "-c", call.command),
+        exit_code=exit_code,
+        duration_s=call.duration_s or 0.0,
+        stdout=output,
+        merged=output,
+        dropped_bytes=dropped,
+    )
     verdict = classify(process, parsed, command=call.command, repo_modules=modules, root=str(root))
     stage = Stage(name=found.kind, command=call.command, why="the agent ran it")
     run = StageRun(stage=stage, result=process, parsed=parsed, classification=verdict)
@@ -112,6 +128,35 @@ def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) 
     return CheckResult(
         cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s or 0.0
     )
+
+
+def _unsummed(call: ToolCall, found: Invocation, output: str, root: Path) -> str:
+    """Why an output with no exit code (Codex) stops in the middle of its runner's report (no
+    end-of-run summary after the runner's progress): not green, not known red; "" otherwise."""
+    from greenloop.verify.classify_output import ended_before_summary
+
+    probe = ProcessResult(
+        argv=("sh", "-c", call.command), exit_code=0, stdout=output, merged=output
+    )
+    inp = ParserInput(argv=found.words, exit_code=0, stdout=output, merged=output, root=str(root))
+    if ended_before_summary(probe, parse_output(inp)) is None:
+        return ""
+    return f"it ends before the runner's end-of-run summary, and {call.host.capitalize()} sends no exit code"
+
+
+def _exit_code_told(parsed: ParseResult, output: str) -> int | None:
+    """A host that sends no exit code (Codex CLI): what the runner's own output says. 1 for a
+    failure it reports; 0 for its closing summary without one; None for neither, or for a
+    runner's report that stops mid-run."""
+    from greenloop.verify.classify_output import ended_before_summary
+
+    failed = parsed.counts.failing or any(f.severity == "error" for f in parsed.failures)
+    if parsed.counts.summary_seen:
+        return 1 if failed else 0
+    probe = ProcessResult(argv=("sh",), exit_code=0, stdout=output, merged=output)
+    if ended_before_summary(probe, parsed) is not None:
+        return None
+    return 1 if failed else None
 
 
 def _parsed(run: StageRun) -> bool:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
-HOSTS = ("claude", "gemini", "copilot")
+HOSTS = ("claude", "codex", "gemini", "copilot")
 CLAUDE_ERROR_CAP = 10_000
 """Claude Code hands ``PostToolUseFailure`` the first 10,000 characters of a failing command's
 ``Exit code N`` text and output (2.1.332); a text that long was cut there."""
@@ -49,6 +49,11 @@ _EXIT_MARK = re.compile(r"\n*\[greenloop: exit (\d+)\]\s*\Z")
 _GEMINI_WRAP = re.compile(
     r"\A\s*<untrusted_context[^>]*>\n?(.*?)\n?</untrusted_context>\s*\Z", re.S
 )
+_CODEX_CUT = re.compile(
+    r"\AWarning: truncated output \(original token count: (?P<tokens>\d+)\)\n"
+    r"(?:Total output lines: \d+\n)?\n?"
+)
+_CODEX_MIDDLE = re.compile(r"…\d+ (?:chars|tokens) truncated…")
 _COPILOT_END = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (\d+)>\s*\Z")
 _COPILOT_SAVED = re.compile(r"\AOutput too large to read at once [^\n]*?Saved to: ([^\n]+?)\n")
 
@@ -63,7 +68,8 @@ class ToolCall:
     cwd: Path
     output: str
     """stdout and stderr as the host merged them (both hosts hand over one stream)."""
-    exit_code: int
+    exit_code: int | None
+    """None where the host sends none (Codex CLI): the runner's output tells it."""
     duration_s: float | None = None
     """None when the host gives no duration (Gemini CLI, Copilot CLI): none is shown then."""
     finished: bool = True
@@ -80,6 +86,8 @@ def detect_host(data: dict[str, object], named: str | None) -> str:
         return named
     if "toolName" in data or "tool_result" in data:  # Copilot CLI's own events, its Claude-format
         return "copilot"
+    if "turn_id" in data:  # Codex CLI's events alone carry the turn
+        return "codex"
     event = data.get("hook_event_name")
     return "gemini" if event == "AfterTool" or "llmContent" in _response(data) else "claude"
 
@@ -111,6 +119,8 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
         )
     if host == "gemini":
         return _gemini_call(data, command, base, event)
+    if host == "codex":
+        return _codex_call(data, command, base, event)
     return _claude_call(data, command, base, event)
 
 
@@ -167,6 +177,25 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
         and (mark is not None or not wrapped),  # the exit code was cut off: nothing to judge by
         response=dict(response),
     )
+
+
+def _codex_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    """Codex CLI 0.171: ``tool_response`` is the output as the model would read it, with no exit
+    code; past about 10,000 characters its head and tail only, under Codex's own header."""
+    output = data.get("tool_response")
+    if not isinstance(output, str):
+        return None
+    header = _CODEX_CUT.match(output)
+    cut = ""
+    if header:
+        output = output[header.end() :]
+        cut = f"Codex passed on only the head and tail of its {header['tokens']}-token output"
+    elif _CODEX_MIDDLE.search(output):
+        cut = "Codex passed on only the head and tail of the output"
+    return ToolCall(
+        host="codex", event=event or "PostToolUse", command=command, cwd=cwd, output=output,
+        exit_code=None, cut=cut,
+    )  # fmt: skip
 
 
 def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
@@ -273,6 +302,8 @@ def render_reply(call: ToolCall, text: str) -> str:
         )
     if call.host == "copilot":
         return json.dumps({"modifiedResult": {**call.response, "textResultForLlm": text}})
+    if call.host == "codex":  # Codex >= 0.131: the model reads ``reason`` as the tool's output
+        return json.dumps({"decision": "block", "reason": text})
     specific: dict[str, object]
     if call.host == "gemini":
         specific = {"hookEventName": "AfterTool", "tool_output": text}

@@ -18,6 +18,7 @@ import pytest
 
 from greenloop.integrations.tool_command import find_verifier
 from greenloop.integrations.tool_digest import FEED_HEAD, FEED_TAIL
+from greenloop.integrations.tool_hosts import wrap
 from greenloop.integrations.tool_output import run_post_tool
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.processes.process import ProcessResult
@@ -269,3 +270,22 @@ def test_codex_without_an_exit_code_takes_the_verdict_from_the_output_and_claims
     text = json.loads(run_post_tool(json.dumps(payload).encode(), environ={}).reply)["reason"]
     assert text.startswith("The verifier failed (`"), text  # no "exit 1" Codex never sent
     assert "59 failed, 161 passed" in text
+
+
+def test_a_reply_to_an_output_claude_persisted_fits_its_2_kb_preview_where_first(
+    mixin_run: tuple[Path, str, str, int], tmp_path: Path
+) -> None:
+    repo, command, output, code = mixin_run
+    persisted = tmp_path / "tool-results" / "b1.txt"  # Claude Code keeps past 30,000 characters
+    persisted.parent.mkdir()
+    persisted.write_text(f"{output}\n[greenloop: exit {code}]\n")  # the wrapped command's
+    response = {"stdout": output[:30_000] + f"\n[greenloop: exit {code}]", "stderr": "",
+                "interrupted": False, "isImage": False, "persistedOutputPath": str(persisted)}  # fmt: skip
+    payload = {"hook_event_name": "PostToolUse", "cwd": str(repo), "tool_name": "Bash",
+               "tool_input": {"command": wrap(command)}, "tool_response": response}  # fmt: skip
+    answer = run_post_tool(json.dumps(payload).encode(), environ={})
+    seen = read_reply(answer.reply)
+    assert len(seen.encode()) <= 1_900, len(seen.encode())
+    assert seen.startswith("Full output (redacted): .git/greenloop/tool-output/"), seen
+    assert "59 failed, 161 passed" in seen
+    assert "FIRST FAILING TEST: tests/test_values.py::TestDoubled::test_value_1" in seen

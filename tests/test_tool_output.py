@@ -311,9 +311,24 @@ def test_a_non_verifier_command_gets_no_reply(calc_repo: Path) -> None:
     )
 
 
+def with_post_tool_entry(repo: Path) -> None:
+    """``greenloop install claude``'s PostToolUse entry, which reads a wrapped command back."""
+    hooks = {
+        "PostToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "greenloop hook post-tool"}],
+            }
+        ]
+    }
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+
+
 def test_pre_tool_use_wraps_a_verifier_so_its_exit_code_reaches_post_tool_use(
     calc_repo: Path,
 ) -> None:
+    with_post_tool_entry(calc_repo)
     payload = {
         "hook_event_name": "PreToolUse",
         "cwd": str(calc_repo),
@@ -332,6 +347,20 @@ def test_pre_tool_use_wraps_a_verifier_so_its_exit_code_reaches_post_tool_use(
     )
     assert run.returncode == 0
     assert run.stdout.rstrip().endswith("[greenloop: exit 1]")
+
+
+def test_pre_tool_use_wraps_nothing_without_the_post_tool_use_entry_that_reads_it_back(
+    calc_repo: Path,
+) -> None:
+    # the wrapped command exits 0 whatever the tests did: only greenloop's PostToolUse reads
+    # the exit code back, so without that entry (uninstalled, or never installed) no wrap
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(calc_repo),
+        "tool_name": "Bash",
+        "tool_input": {"command": PYTEST},
+    }
+    assert run_post_tool(json.dumps(payload).encode(), environ=ENV) == HookAnswer()
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,8 @@ hook's time on a long output, and the hook runs on every shell call."""
 PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
+PREVIEW_BYTES = 1_800
+"""Bytes of a reply Claude Code shows when it persisted the output (about 2 KB), less a margin."""
 _NO_DURATION = re.compile(r"(?:[,;] |\()0\.0 s\)")
 _NO_EXIT = re.compile(r"\(exit \d+, ")
 FEED_HEAD, FEED_TAIL = 24_000, 48_000
@@ -72,7 +74,23 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
         return _passed_through(output, run, where)
     digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
     text = _only_what_the_host_said(digest.text, call)
+    if call.response.get("persistedOutputPath"):  # Claude Code shows such a reply's head only
+        return _preview(where, partial, text)
     return "\n".join(line for line in (text, partial, where) if line)
+
+
+def _preview(where: str, partial: str, text: str) -> str:
+    """Where the whole output is, then the digest, cut at a line to PREVIEW_BYTES: where Claude
+    Code persisted a long output, the model sees only the first 2 KB of the replacement."""
+    kept: list[str] = []
+    size = 0
+    for line in filter(None, (where, partial, *text.split("\n"))):
+        size += len(line.encode()) + 1
+        if size > PREVIEW_BYTES:
+            kept.append("[digest cut to Claude Code's preview: the rest is in the full output]")
+            break
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _only_what_the_host_said(text: str, call: ToolCall) -> str:

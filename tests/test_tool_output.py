@@ -472,3 +472,20 @@ def test_the_gate_looks_further_only_where_stages_are_configured(
     assert nothing_to_do(claude_post(plain, "./check.sh", "", 0), {})
     assert not nothing_to_do(claude_post(plain, "npx vitest run", "", 0), {})
     assert nothing_to_do(claude_post(plain, "pytest", "", 0), {"GREENLOOP_TOOL_OUTPUT": "off"})
+
+
+def test_where_stages_are_configured_a_command_naming_none_of_their_programs_is_let_through(
+    make_repo: Callable[..., Path],
+) -> None:
+    stage = (
+        '[[tool.greenloop.stage]]\nname = "tests"\nrun = "CI=1 ./check.sh --all"\n'
+        "[[tool.greenloop.stage]]\nname = \"lint\"\nrun = 'lint-all src'\n"
+    )
+    repo = make_repo({"pyproject.toml": stage})
+    for command in ("ls -la", "git diff", "cat README.md"):  # before config or git is loaded
+        assert nothing_to_do(claude_post(repo, command, "x\n", 0), {}), command
+    for command in ("./check.sh --all", "cd sub && lint-all src"):
+        assert not nothing_to_do(claude_post(repo, command, "x\n", 0), {}), command
+    answer = run_post_tool(claude_post(repo, "ls -la", "x\n", 0), environ=ENV)
+    assert answer == HookAnswer()
+    assert not (repo / ".git" / "greenloop").exists()  # nothing loaded, nothing written

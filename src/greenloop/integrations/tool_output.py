@@ -90,9 +90,12 @@ def _note(message: str) -> HookAnswer:
 
 
 def _digest_call(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
+    named = tool_command.maybe_verifier(call.command)
+    if not named and not tool_gate.may_run_a_stage(call.command, str(call.cwd)):
+        return HookAnswer()  # the cheapest path: no runner named, no configured stage's program
     configured = _configured_stages(call.cwd)
-    if not tool_command.maybe_verifier(call.command) and not configured:
-        return HookAnswer()  # the cheapest path: no runner named, no stage configured
+    if not named and not configured:
+        return HookAnswer()
     found = tool_command.find_verifier(call.command, tuple(s for s, _ in configured))
     if found is None:
         return HookAnswer()

@@ -27,7 +27,7 @@ from greenloop.integrations.tool_output import run_post_tool
 from test_conformance import CASES, case_id, check, load
 
 CLAUDE_ERROR_CAP = 10_000
-"""Claude Code cuts a failing Bash call's ``error`` text to its first 10,000 characters."""
+"""Claude Code cuts a failing Bash call's ``error`` text to its first and last 5,000 characters."""
 CODEX_CAP = 10_000
 """Codex CLI keeps about this many characters of a long output, its head and its tail."""
 HostShape = Callable[[Path, str, str, int], dict[str, Any]]
@@ -37,7 +37,11 @@ def claude(repo: Path, command: str, output: str, code: int) -> dict[str, Any]:
     base = {"session_id": "s", "cwd": str(repo), "tool_name": "Bash"}
     tool_input = {"command": command, "description": "run the tests"}
     if code:
-        error = f"Exit code {code}\n{output}"[:CLAUDE_ERROR_CAP]
+        error = f"Exit code {code}\n{output}"
+        if len(error) > CLAUDE_ERROR_CAP:  # 2.1.332: its first and last 5,000 characters
+            half = CLAUDE_ERROR_CAP // 2
+            cut = f"\n\n... [{len(error) - 2 * half} characters truncated] ...\n\n"
+            error = error[:half] + cut + error[-half:]
         return {
             **base,
             "hook_event_name": "PostToolUseFailure",

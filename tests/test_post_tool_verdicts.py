@@ -148,7 +148,7 @@ def test_claude_codes_cut_of_a_failing_run_is_said_and_no_count_or_invented_id_i
     repo, command, output, code = mixin_run
     text = hook_text(repo, "claude", command, output, code)  # PostToolUseFailure, 10,000 chars
     head = text.split("\n")[0]
-    assert head.startswith("greenloop: not the whole output (Claude Code passed on only the first")
+    assert head.startswith("greenloop: not the whole output (Claude Code passed on only the head")
     assert "It exited 1." in head
     # the name from pytest's section header, the file from its progress line
     assert (
@@ -156,7 +156,8 @@ def test_claude_codes_cut_of_a_failing_run_is_said_and_no_count_or_invented_id_i
     )
     assert "mixins.py::" not in text  # the frame's file never makes an id
     assert "  AssertionError\n  at tests/mixins.py:6" in text  # the place pytest printed
-    for claim in ("59", "failed,", "ended", "stopped", "OTHER FAILURES"):
+    assert "The runner's summary, in the part shown: 59 failed, 161 passed." in head  # its tail
+    for claim in ("ended", "stopped", "OTHER FAILURES", "FIRST FAILING TEST"):
         assert claim not in text, claim
     assert "The part received (redacted): " in text
     assert "Full output" not in text
@@ -289,3 +290,22 @@ def test_a_reply_to_an_output_claude_persisted_fits_its_2_kb_preview_where_first
     assert seen.startswith("Full output (redacted): .git/greenloop/tool-output/"), seen
     assert "59 failed, 161 passed" in seen
     assert "FIRST FAILING TEST: tests/test_values.py::TestDoubled::test_value_1" in seen
+
+
+CLAUDE_PAYLOAD = Path(__file__).parent / "resources" / "hook_payloads"
+CLAUDE_PAYLOAD /= "claude-2.1.332-post-tool-use-failure-cut.json"
+
+
+def test_claude_codes_recorded_cut_of_a_failing_run_is_read_as_head_and_tail(
+    git_repo: Path,
+) -> None:
+    """Recorded from claude 2.1.332 (250 tests, 50 failing, no wrap): PostToolUseFailure's
+    ``error`` is the first and last 5,000 characters around ``... [19995 characters truncated]``."""
+    payload = json.loads(CLAUDE_PAYLOAD.read_text().replace("/tmp/glclaude/repo", str(git_repo)))
+    text = read_reply(run_post_tool(json.dumps(payload).encode(), environ={}).reply)
+    head = text.split("\n")[0]
+    assert head.startswith("greenloop: not the whole output (Claude Code passed on only the head")
+    assert "19,995 characters cut from its middle" in head
+    assert "It exited 1. The runner's summary, in the part shown: 50 failed, 200 passed." in head
+    assert "First failure in the part shown: tests/test_shop.py::test_price_0" in text
+    assert "ValueError: no price for a batch of 0" in text

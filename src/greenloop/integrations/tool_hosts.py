@@ -37,8 +37,10 @@ from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
 HOSTS = ("claude", "codex", "gemini", "copilot")
 CLAUDE_ERROR_CAP = 10_000
-"""Claude Code hands ``PostToolUseFailure`` the first 10,000 characters of a failing command's
-``Exit code N`` text and output (2.1.332); a text that long was cut there."""
+"""Claude Code hands ``PostToolUseFailure`` about 10,000 characters of a failing command's
+``Exit code N`` text and output (2.1.332: its first and last 5,000 around ``... [N characters
+truncated] ...``); a text that long was cut."""
+_CLAUDE_MIDDLE = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
 PERSISTED_CAP = 16 * 1024 * 1024
 """Characters read at most from the file the host saved a long output in."""
 _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
@@ -137,7 +139,6 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
         found = _EXIT_LINE.match(error)
         if not found:  # a timeout, a permission refusal: no exit status to judge by
             return None
-        cut = len(error) >= CLAUDE_ERROR_CAP
         return ToolCall(
             host="claude",
             event=event,
@@ -146,9 +147,7 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
             output=error[found.end() :],
             exit_code=int(found.group(1)),
             duration_s=_seconds(data),
-            cut="Claude Code passed on only the first 10,000 characters of this failing command"
-            if cut
-            else "",
+            cut=_claude_cut(error),
         )
     response = _response(data)
     stdout, stderr = response.get("stdout"), response.get("stderr")
@@ -196,6 +195,19 @@ def _codex_call(data: dict[str, object], command: str, cwd: Path, event: str) ->
         host="codex", event=event or "PostToolUse", command=command, cwd=cwd, output=output,
         exit_code=None, cut=cut,
     )  # fmt: skip
+
+
+def _claude_cut(error: str) -> str:
+    """How Claude Code cut a failing command's text, in words ("" when it is whole)."""
+    middle = _CLAUDE_MIDDLE.search(error)
+    if middle:
+        return (
+            "Claude Code passed on only the head and tail of this failing command's output, "
+            f"{int(middle[1]):,} characters cut from its middle"
+        )
+    if len(error) >= CLAUDE_ERROR_CAP:
+        return "Claude Code passed on only part of this failing command's output"
+    return ""
 
 
 def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:

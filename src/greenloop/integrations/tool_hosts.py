@@ -5,12 +5,18 @@ Claude Code (2.1.121+; read from 2.1.197's own schema): ``PostToolUse`` carries 
 takes ``hookSpecificOutput.updatedToolOutput``, which must keep that shape (else Claude Code
 drops it and logs "does not match Bash's output shape"). A command that exits non-zero fires
 ``PostToolUseFailure`` instead, with ``error: "Exit code N\\n<output>"``, and that event takes
-``additionalContext`` only: the raw output cannot be replaced there. So on ``PreToolUse`` the hook
+``additionalContext`` only: the raw output cannot be replaced there, and 2.1.332 hands it the
+first and last 5,000 characters only. So on ``PreToolUse`` the hook
 wraps a verifier's command (``updatedInput``) to end with a line holding its exit code and exit 0:
 its output then reaches ``PostToolUse``, which reads the code back and replaces the output. A
 command that leaves the shell itself (``pytest || exit 1``) still fails as before, and its output
 is given the digest as ``additionalContext``. Claude Code checks permissions on the wrapped command:
 a prefix rule (``Bash(pytest:*)``) does not match it, so the PreToolUse entry is the user's choice.
+
+Codex CLI (0.171.0, recorded from the real CLI): ``PostToolUse`` on ``Bash`` (its ``exec_command``)
+carries ``turn_id`` and ``tool_response``, the output string itself, with no exit code; past about
+10,000 characters Codex's own head and tail under ``Warning: truncated output (original token
+count: N)``. ``{"decision": "block", "reason": R}`` makes R the tool output the model reads.
 
 Gemini CLI (0.61.0): ``AfterTool`` carries ``tool_response.llmContent`` (``Output: …`` then
 ``Exit Code: N`` and ``Process Group PGID: …`` lines, wrapped in ``<untrusted_context>``);

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from greenloop.verify.cascade import CheckResult
 
 __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
+SAME_STOP_S = 0.002
+"""Two stop events of one session at the same instant by the host's clock are one stop (Copilot
+CLI stamps its agentStop and its Claude-format Stop alike, to the millisecond)."""
 PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
@@ -49,6 +52,10 @@ class HookState:
     """The last stop was allowed: the turn ended, the next stop follows a new user prompt."""
     since: float = 0.0
     """When this turn's first block was (epoch seconds): the wall-clock bound counts from it."""
+    stamp: float = 0.0
+    """The host's own time of the last stop answered (epoch seconds; 0: the host sends none)."""
+    event: str = ""
+    """The event that answered it (Copilot's agentStop, or its Claude-format Stop)."""
 
 
 def main_hook(args: argparse.Namespace) -> int:
@@ -140,6 +147,8 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
     state = saved = load_state(path)
+    if _answered(event, state):
+        return HookReply()  # this stop was answered by the host's other entry: no second run
     if state.ended and not event.stop_hook_active:
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
@@ -160,9 +169,18 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
         reply, state = decide(
             outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
         )
+    if event.stamp:
+        state = replace(state, stamp=event.stamp, event=event.event)
     if state != saved:  # a green turn after a green turn changes nothing on disk
         save_state(path, state)
     return reply
+
+
+def _answered(event: StopEvent, state: HookState) -> bool:
+    """The same stop, already answered through the host's other kind of entry: its own time,
+    another event name (two stops of one kind are two stops, whatever their stamps)."""
+    same_time = bool(event.stamp) and abs(event.stamp - state.stamp) < SAME_STOP_S
+    return same_time and bool(state.event) and event.event != state.event
 
 
 def decide(
@@ -280,6 +298,8 @@ def load_state(path: Path) -> HookState:
             signature=str(data["signature"]),
             ended=bool(data["ended"]),
             since=float(data.get("since", 0.0)),
+            stamp=float(data.get("stamp", 0.0)),
+            event=str(data.get("event", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return HookState()  # none yet, or unreadable: start counting afresh

@@ -35,6 +35,9 @@ class StopEvent:
     """The host says this stop follows a blocked one; only ever keeps a count, never bounds."""
     defer: str = ""
     """Why the tree is not verified at this stop (background work still running, an aborted turn)."""
+    stamp: float = 0.0
+    """When the host says the stop happened (epoch seconds; 0: it does not say). Copilot CLI runs
+    its own and its Claude-format Stop entries for one stop: the second gets no run of its own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,11 +61,22 @@ def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         return "gemini"
     if "conversation_id" in data or "workspace_roots" in data or name == "stop":
         return "cursor"
-    if "sessionId" in data or name in ("agentStop", "subagentStop"):
+    if (
+        "sessionId" in data
+        or name in ("agentStop", "subagentStop")
+        or _copilots_claude_format(data)
+    ):
         return "copilot"
     if "turn_id" in data:
         return "codex"
     return from_environ(environ)
+
+
+def _copilots_claude_format(data: Mapping[str, Any]) -> bool:
+    """Copilot CLI running a Claude-format entry (``.claude/settings.json``): snake_case keys as
+    Claude Code's, but an ISO ``timestamp`` and a transcript in Copilot's session state."""
+    transcript = text(data.get("transcript_path"))
+    return isinstance(data.get("timestamp"), str) or "/.copilot/" in transcript
 
 
 def from_environ(environ: Mapping[str, str]) -> str:

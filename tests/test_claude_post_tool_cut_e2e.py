@@ -16,6 +16,7 @@ from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.integrations.install_hosts import Settings, target
+from limits import hang
 from test_tool_output_e2e import COMMAND, FAILING, SHOP, TESTS, shop_repo
 
 
@@ -47,7 +48,7 @@ def run_claude_default(repo: Path, tmp_path: Path) -> str:
         claude = subprocess.run(
             ["claude", "-p", "--output-format", "json", "--allowedTools", "Bash"],
             cwd=repo, env=environ, input="Run the test suite.", capture_output=True, text=True,
-            timeout=300, check=False,
+            timeout=hang(300), check=False,
         )  # fmt: skip
     assert claude.returncode == 0, claude.stdout + claude.stderr
     return json.dumps(server.main_requests[1]["messages"][-1]["content"])

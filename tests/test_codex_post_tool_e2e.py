@@ -21,6 +21,7 @@ from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.digest import estimate_tokens
 from greenloop.integrations.install_hosts import Settings, target
+from limits import hang
 from test_stop_hook_e2e import CODEX_CONFIG
 from test_tool_output_e2e import FAILING, FIXED, SHOP, TESTS, shop_repo
 
@@ -53,7 +54,7 @@ def run_codex(repo: Path, tmp_path: Path) -> tuple[str, str]:
             ["codex", "exec", "-c", "sandbox_mode=workspace-write", "-c", "approval_policy=never",
              "--dangerously-bypass-hook-trust", "-"],
             cwd=repo, env=environ, input="Run the test suite.", capture_output=True, text=True,
-            timeout=600, check=False,
+            timeout=hang(600), check=False,
         )  # fmt: skip
     assert codex.returncode == 0, codex.stdout + codex.stderr
     assert "hook: PostToolUse Blocked" in codex.stderr + codex.stdout

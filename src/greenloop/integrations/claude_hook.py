@@ -11,6 +11,7 @@ the process always exits 0 (exit 2 is a blocking error on Claude Code and Gemini
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
+    from greenloop.config import Config
     from greenloop.digest import Digest
     from greenloop.verify.cascade import CheckResult
 
@@ -160,20 +162,62 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
         )
     if isinstance(outcome, Reuse):
         reply, state = _allow(outcome.describe()), HookState(ended=True)
-    elif outcome.verdict.passed:  # the digest is built only when someone reads it
-        reply, state = HookReply(), HookState(ended=True)
     else:
-        from greenloop.digest import build_digest
+        outcome = _remember(root, outcome, config)
+        if outcome.verdict.passed:  # the digest is built only when someone reads it
+            reply, state = HookReply(), HookState(ended=True)
+        elif outcome.flaky_only:  # issue 39: nothing for the agent, and no verified pass
+            from greenloop.verify.outcomes import flaky_note
 
-        digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
-        reply, state = decide(
-            outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
-        )
+            reply, state = (
+                _allow(f"{flaky_note(outcome)} The stop is allowed."),
+                HookState(ended=True),
+            )
+        else:
+            from greenloop.digest import build_digest, with_note
+            from greenloop.verify.outcomes import flaky_note
+
+            digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
+            digest = with_note(digest, flaky_note(outcome))
+            reply, state = decide(
+                outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
+            )
+        reply = _with_ci_note(reply, root, outcome, config, path.with_suffix(".ci-told"))
     if event.stamp:
         state = replace(state, stamp=event.stamp, event=event.event)
     if state != saved:  # a green turn after a green turn changes nothing on disk
         save_state(path, state)
     return reply
+
+
+def _remember(root: Path, outcome: CheckResult, config: Config) -> CheckResult:
+    """Issue 39: the verification's outcomes recorded on the tree it ran on; known-flaky failures
+    named (never the agent's first target)."""
+    from greenloop.verify import outcomes
+
+    return outcomes.remember(
+        root, outcome, outcomes.tree_key(root), source="hook",
+        real_after=config.flaky_real_after, clean_after=config.flaky_clean_after,
+    )  # fmt: skip
+
+
+def _with_ci_note(
+    reply: HookReply, root: Path, outcome: CheckResult, config: Config, told: Path
+) -> HookReply:
+    """Issue 38: once a session, the user hears what the project's CI runs that this gate
+    lacks (a marker beside the session's state keeps it to once)."""
+    if told.exists() or config.stages_from != "detect":
+        return reply
+    from greenloop.detect.ci_sources import weaker_gate_note
+
+    note = weaker_gate_note(root, outcome.cascade)
+    if not note:
+        return reply
+    with contextlib.suppress(OSError):
+        told.parent.mkdir(parents=True, exist_ok=True)
+        told.write_text(note, encoding="utf-8")
+    message = "\n".join(m for m in (reply.system_message, f"greenloop: {note}") if m)
+    return replace(reply, system_message=message)
 
 
 def _answered(event: StopEvent, state: HookState) -> bool:

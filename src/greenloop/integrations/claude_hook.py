@@ -23,7 +23,14 @@ from pathlib import Path
 
 from greenloop import signals
 from greenloop.errors import FatalError
-from greenloop.integrations.hosts import HOSTS, HookReply, StopEvent, detect, from_environ
+from greenloop.integrations.hosts import (
+    HOSTS,
+    HookReply,
+    StopEvent,
+    detect,
+    from_environ,
+    log_shape,
+)
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
@@ -96,6 +103,7 @@ def respond(
     """The event as read (for the host's reply schema) and the answer. Never raises."""
     data, problem = read_payload(raw)
     name = host if host in HOSTS else detect(data, environ) if data else from_environ(environ)
+    log_shape("stop", name, data, environ)
     cwd = next((Path(environ[k]) for k in PROJECT_DIRS if environ.get(k)), default_cwd)
     unread = StopEvent(host=name, event="", session_id="no-session", cwd=cwd)
     if host is not None and host not in HOSTS:

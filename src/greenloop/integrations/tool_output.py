@@ -76,6 +76,10 @@ def run_post_tool(
     if not isinstance(data, dict):
         return _note(f"could not read the hook input (a JSON {type(data).__name__}, not an object)")
     name = tool_hosts.detect_host(data, host)
+    if environ.get("GREENLOOP_HOOK_LOG"):
+        from greenloop.integrations.hosts import log_shape
+
+        log_shape("post-tool", name, data, environ)
     call = tool_hosts.read_call(data, name, Path(environ.get("CLAUDE_PROJECT_DIR", default_cwd)))
     if call is None or not call.finished:
         return HookAnswer()

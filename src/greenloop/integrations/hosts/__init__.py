@@ -9,6 +9,7 @@ needs is imported: the hook runs on every agent turn (issue 16).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,3 +103,25 @@ def json_line(payload: Mapping[str, Any]) -> str:
 
 def clip(message: str) -> str:
     return message[:MESSAGE_CHARS]
+
+
+def log_shape(hook: str, host: str, data: Mapping[str, object], environ: Mapping[str, str]) -> None:
+    """``GREENLOOP_HOOK_LOG=DIR``: append the payload's shape (its event and field names, the
+    names inside its tool response; never a value) to ``DIR/<host>.jsonl``, for
+    ``scripts/host_drift.py`` to see what each host version sends. Off unless set; never raises."""
+    folder = environ.get("GREENLOOP_HOOK_LOG")
+    if not folder:
+        return
+    response = data.get("tool_response", data.get("toolResult", data.get("tool_result")))
+    shape = {
+        "hook": hook,
+        "event": str(data.get("hook_event_name") or data.get("hookEventName") or ""),
+        "fields": sorted(str(k) for k in data),
+        "response": sorted(str(k) for k in response) if isinstance(response, dict) else
+        type(response).__name__,
+    }  # fmt: skip
+    try:
+        with open(os.path.join(folder, f"{host}.jsonl"), "a", encoding="utf-8") as out:
+            out.write(json.dumps(shape) + "\n")
+    except OSError:
+        pass

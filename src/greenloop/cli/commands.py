@@ -113,6 +113,13 @@ def add_install(sub: SubParsers) -> None:
         action="store_false",
         help="only the Stop hook, not the tool-output digest (Claude Code, Gemini CLI)",
     )
+    p.add_argument(
+        "--wrap",
+        action="store_true",
+        help="Claude Code: also wrap the agent's verifier commands (PreToolUse), so a failing "
+        "run's digest replaces its output; only where Claude runs with Bash allowed on its "
+        "command line (--allowedTools Bash)",
+    )
     p.add_argument("--list", action="store_true", help="show what is installed where")
 
 

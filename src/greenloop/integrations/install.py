@@ -49,7 +49,12 @@ def main_install(args: argparse.Namespace) -> int:
         args.target,
         root,
         global_=args.global_,
-        settings=settings_for(root, global_=args.global_, tool_output=args.tool_output),
+        settings=settings_for(
+            root,
+            global_=args.global_,
+            tool_output=args.tool_output,
+            wrap=getattr(args, "wrap", False),
+        ),
         environ=os.environ,
     )
     warning = codex_config(root, os.environ) if args.target == "codex" else ""
@@ -119,7 +124,7 @@ def project_root(repo: Path) -> Path:
     return root or repo.resolve()
 
 
-def settings_for(root: Path, *, global_: bool, tool_output: bool) -> Settings:
+def settings_for(root: Path, *, global_: bool, tool_output: bool, wrap: bool = False) -> Settings:
     from greenloop.config import Config, load_config
 
     config = Config() if global_ else load_config(root)
@@ -128,6 +133,7 @@ def settings_for(root: Path, *, global_: bool, tool_output: bool) -> Settings:
         timeout_s=timeout_of(config),
         max_iters=config.max_iters,
         tool_output=tool_output,
+        wrap=wrap,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +63,8 @@ class Settings:
     timeout_s: int = DEFAULT_TIMEOUT_S
     max_iters: int = 5
     tool_output: bool = True
+    wrap: bool = False
+    """Claude Code: the PreToolUse wrap too (``install claude --wrap``)."""
 
 
 def timeout_of(config: Config) -> int:
@@ -113,14 +115,73 @@ def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
     )
     # a Bash call that exits non-zero reaches PostToolUseFailure instead (additionalContext only)
     failed = Entry(event="PostToolUseFailure", matcher="Bash", hook=tool.hook)
-    entries = (stop, tool, failed) if s.tool_output else (stop,)
+    entries: tuple[Entry, ...] = (stop, tool, failed) if s.tool_output else (stop,)
+    note = ""
+    if s.tool_output and s.wrap:  # issue 36: the red run's digest replaces its output
+        entries = (*entries, Entry(event="PreToolUse", matcher="Bash", hook=tool.hook))
+        note = (
+            "mode: wrap: a verifier command the agent runs is wrapped to end in its exit code, so "
+            "a failing run's digest replaces its output. Claude Code runs a wrapped command only "
+            "where Bash is allowed on its command line (--allowedTools Bash, "
+            "--dangerously-skip-permissions): elsewhere it refuses the command"
+        )
+    elif s.tool_output:
+        allowed = bash_allowed_wholesale(_claude_settings(root, environ, path))
+        note = (
+            "mode: note: a failing run keeps Claude Code's own cut of its output and gets "
+            "greenloop's digest beside it (a green run is replaced by one line). Claude Code "
+            "refuses a wrapped command unless Bash is allowed on its command line"
+            + (f", and {allowed} does not count" if allowed else "")
+            + ": where it is (--allowedTools Bash), `greenloop install claude --wrap` replaces "
+            "the failing output too"
+        )
     return Target(
         host="claude",
         path=path,
         grouped=True,
         entries=entries,
-        events=("Stop", "PostToolUse", "PostToolUseFailure"),
+        events=("Stop", "PostToolUse", "PostToolUseFailure", "PreToolUse"),
+        note=note,
     )
+
+
+def _claude_settings(root: Path, environ: Mapping[str, str], target: Path) -> list[Path]:
+    """Every settings file Claude Code reads for this project, the user's last."""
+    folder = environ.get("CLAUDE_CONFIG_DIR") or (
+        str(Path(environ["HOME"]) / ".claude") if environ.get("HOME") else ""
+    )
+    found = [root / ".claude" / "settings.json", root / ".claude" / "settings.local.json", target]
+    if folder:
+        found.append(Path(folder) / "settings.json")
+    return list(dict.fromkeys(found))
+
+
+def bash_allowed_wholesale(files: Sequence[Path]) -> str:
+    """Where Bash runs without a prompt for any command: ``"allow": ["Bash"]`` (or ``Bash(*)``)
+    or ``"defaultMode": "bypassPermissions"`` in a settings file (named); "" when nowhere, or
+    when a file denies or asks about Bash as a whole."""
+    import json
+
+    allowed = ""
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        rules = data.get("permissions") if isinstance(data, dict) else None
+        if not isinstance(rules, dict):
+            continue
+        if any(_is_all_bash(r) for k in ("deny", "ask") for r in rules.get(k) or ()):
+            return ""
+        if any(_is_all_bash(r) for r in rules.get("allow") or ()):
+            allowed = allowed or f'"allow": ["Bash"] in {path.name}'
+        if rules.get("defaultMode") == "bypassPermissions":
+            allowed = allowed or f'"defaultMode": "bypassPermissions" in {path.name}'
+    return allowed
+
+
+def _is_all_bash(rule: object) -> bool:
+    return isinstance(rule, str) and rule.replace(" ", "") in ("Bash", "Bash(*)", "Bash(:*)")
 
 
 def _codex(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:

@@ -224,6 +224,8 @@ def _recognize(words: list[str]) -> Invocation | None:
     if head == "node" and any(a.startswith("--test-") for a in args):  # node:test, one program
         filters = tool_grammar.FILTERS["node"]
         return _found("node", "tests", words, _flags(args, set(filters)))
+    if head == "node" and _test_program(args):  # `node test.js`: node:test or tape, run direct
+        return _found("node", "tests", words, ())
     if head == "go" and args and args[0] in _GO:
         return _found(f"go {args[0]}", _GO[args[0]], words, _flags(args, _FILTERS["go"]))
     if head in {"cargo", "cargo-nextest"} and args and args[0] in _CARGO:
@@ -396,3 +398,20 @@ def _value(args: list[str], i: int) -> str:
 def _names(items: list[str]) -> str:
     shown = ", ".join(items[:3])
     return shown + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+
+
+_TEST_PROGRAM = re.compile(
+    r"(?:^|/)(?:tests?|spec)(?:/[\w.-]+)?\.[cm]?[jt]s$|[\w-]\.(?:test|spec)\.[cm]?[jt]s$"
+)
+
+
+def _test_program(args: list[str]) -> bool:
+    """Node runs a test file directly (``node --conditions development test.js``, ``node
+    test/index.js``): the first word after node's own options names a test program."""
+    valued = tool_grammar.VALUED["node"]
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in valued and "=" not in option and rest:
+            rest.pop(0)
+    return bool(rest) and _TEST_PROGRAM.search(rest[0]) is not None

@@ -162,12 +162,17 @@ def _unsummed(call: ToolCall, found: Invocation, output: str, root: Path) -> str
     return f"it ends before the runner's end-of-run summary, and {call.host.capitalize()} sends no exit code"
 
 
+_PYTEST_USAGE = re.compile(r"^ERROR: usage: \S*pytest\S* \[options\]", re.M)
+
+
 def _exit_code_told(parsed: ParseResult, output: str) -> int | None:
     """A host that sends no exit code (Codex CLI): what the runner's own output says. 1 for a
     failure it reports; 0 for its closing summary without one; None for neither, or for a
     runner's report that stops mid-run."""
     from greenloop.verify.classify_output import ended_before_summary
 
+    if _PYTEST_USAGE.search(output):  # pytest refused its options: its usage error, exit 4
+        return 4
     failed = parsed.counts.failing or any(f.severity == "error" for f in parsed.failures)
     if parsed.counts.summary_seen:
         return 1 if failed else 0

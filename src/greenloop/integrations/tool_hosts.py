@@ -49,7 +49,7 @@ truncated] ...``); a text that long was cut."""
 _CLAUDE_MIDDLE = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
 PERSISTED_CAP = 16 * 1024 * 1024
 """Characters read at most from the file the host saved a long output in."""
-_EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
+_EXIT_LINE = re.compile(r"^Exit code (-?\d+)\n", re.IGNORECASE)
 _GEMINI_TAIL = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
 WRAP_HEAD = "{ "
 WRAP_TAIL = "\n} 2>&1; printf '\\n[greenloop: exit %d]\\n' $?"
@@ -62,7 +62,7 @@ _CODEX_CUT = re.compile(
     r"(?:Total output lines: \d+\n)?\n?"
 )
 _CODEX_MIDDLE = re.compile(r"…\d+ (?:chars|tokens) truncated…")
-_COPILOT_END = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (\d+)>\s*\Z")
+_COPILOT_END = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (-?\d+)>\s*\Z")
 _COPILOT_SAVED = re.compile(r"\AOutput too large to read at once [^\n]*?Saved to: ([^\n]+?)\n")
 
 
@@ -237,7 +237,7 @@ def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -
         command=command,
         cwd=cwd,
         output="" if output == "(empty)" else output,
-        exit_code=int(tail["Exit Code"]) if tail.get("Exit Code", "").isdigit() else 0,
+        exit_code=_gemini_exit(tail.get("Exit Code", "")),
         finished="Signal" not in tail,
     )
 
@@ -332,3 +332,15 @@ def render_reply(call: ToolCall, text: str) -> str:
     replaced = {**call.response, "stdout": text, "stderr": ""}
     specific = {"hookEventName": "PostToolUse", "updatedToolOutput": replaced}
     return json.dumps({"hookSpecificOutput": specific})
+
+
+def _gemini_exit(said: str) -> int:
+    """Gemini's ``Exit Code:`` line: a number (negative for a signal: -5 is SIGTRAP); none at all
+    means 0. A value that is not a number is no success either."""
+    text = said.strip()
+    if not text:
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        return 1

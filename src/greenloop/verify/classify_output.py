@@ -194,7 +194,7 @@ def toolchain_too_old(run: ProcessResult) -> Classification | None:
 _RUNNER_PROGRESS = re.compile(
     r"^(?:=+ test session starts =+|collected \d+ items?\b.*"
     r"|(?:\S+\.py )?[.FEsxX]+(?: +\[ *\d+%\])?"
-    r"|\S+::\S+ (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*"
+    r"|(?=\S*::)\S++ (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*"  # linear: one pass
     r"|\S.* \.\.\. (?:ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)"
     r"|[ \t]+(?:✔|✓|√|\d+\)) \S.*|[ \t]+[.!,]+"
     r"|[ \t]*● .*|(?:PASS|FAIL) \S.*"

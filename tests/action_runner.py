@@ -27,9 +27,11 @@ from typing import Any
 
 import yaml
 
+from limits import hang
+
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 BASH = ("bash", "--noprofile", "--norc", "-e", "-o", "pipefail")  # the runner's `shell: bash`
-STEP_TIMEOUT_S = 600
+STEP_TIMEOUT_S = hang(600)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from greenloop.batch.progress import Counts, LiveProgress
 from greenloop.batch.run import BatchResult, run_batch
+from limits import hang
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST_CALC = (
@@ -187,7 +188,7 @@ path.write_text("".join(lines))
 
 
 # the live table, watched while a task runs: the same phases from either executor
-WATCH_S = 120
+WATCH_S = hang(120)
 
 
 def watch_phases(tmp: Path, *, executor: str) -> None:
@@ -213,7 +214,7 @@ def watch_phases(tmp: Path, *, executor: str) -> None:
         go.touch()
         runner.join(timeout=WATCH_S)
 
-    assert first in ("clone", "setup", "baseline", "iter 1")
+    assert first in ("clone", "setup", "baseline", "iter 1/5 · agent")
     assert [(r["id"], r["result"]) for r in done[0].ran] == [("waits", "success")]
     assert table_row(show, "waits") is None  # finished: off the table
 

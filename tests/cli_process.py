@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from limits import hang
+
 
 def greenloop(
     cwd: Path, *args: str, env: dict[str, str] | None = None
@@ -17,7 +19,7 @@ def greenloop(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
 

@@ -24,6 +24,7 @@ SLOW_FIRST = (
     "test_demo.py::test_demo_runs_from_the_built_wheel_and_prints_json_then_removes_its_repo",
     "test_walkthrough.py::test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close",
     "test_action.py::test_the_action_fixes_a_red_pr",  # two venvs + pip installs: 20-130 s
+    "test_action_schema.py::test_an_openai_agent_gets_the_llm_extra",  # a venv + openai: 20-30 s
     "test_loop.py::test_failure_count_not_falling_stops_as_non_convergence",
     "test_flaky.py::test_success_is_never_declared_on_a_subset_that_passes",
     "test_aider_test_cmd.py::test_aider_stops_after_three_test_reflections_with_the_suite_still",

@@ -90,13 +90,15 @@ class _Handler(BaseHTTPRequestHandler):
         self, method: str, path: str, query: dict[str, list[str]], body: Any
     ) -> tuple[int, Any, dict[str, str]]:
         st, repo = self.state, f"/repos/{self.state.repo}"
+        if path == "/user":  # GitHub refuses an installation token here
+            return 403, {"message": "Resource not accessible by integration"}, {}
         if m := re.fullmatch(rf"{repo}/pulls/(\d+)", path):
             found = st.pulls.get(int(m[1]))
             return (200, found, {}) if found else (404, {"message": "Not Found"}, {})
         if m := re.fullmatch(rf"{repo}/issues/(\d+)/comments", path):
             items = st.comments.setdefault(int(m[1]), [])
-            if method == "POST":
-                made = {"id": st.new_id(), "body": body["body"]}
+            if method == "POST":  # an installation token writes as the app's bot, as on GitHub
+                made = {"id": st.new_id(), "body": body["body"], "user": dict(BOT)}
                 made["html_url"] = f"https://github.example/c/{made['id']}"
                 items.append(made)
                 return 201, made, {}
@@ -142,6 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
+BOT = {"login": "github-actions[bot]", "type": "Bot"}
+"""The author of what the job's token writes."""
 TOKEN = "ghs_" + "TestTokenValue0123456789abcdefXYZ"
 """The job's token (a GitHub App installation token's shape, as Actions' GITHUB_TOKEN is)."""
 

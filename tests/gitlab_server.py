@@ -37,6 +37,9 @@ class Project:
     statuses: list[dict[str, Any]] = field(default_factory=list)
 
 
+BOT_USERNAME = "project_7_bot_greenloop"
+
+
 class GitLabServer:
     """``with GitLabServer(token=...) as gl:`` -> ``gl.api_url`` is ``CI_API_V4_URL``."""
 
@@ -59,8 +62,11 @@ class GitLabServer:
         self.projects[project_id] = Project(id=project_id, path=path)
         return self.projects[project_id]
 
-    def add_note(self, project_id: int, iid: int, body: str, *, system: bool = False) -> int:
+    def add_note(
+        self, project_id: int, iid: int, body: str, *, system: bool = False, author: str = "dev"
+    ) -> int:
         note = {"id": next(self._ids), "body": body, "system": system, "noteable_iid": iid}
+        note["author"] = {"username": author}
         self.projects[project_id].notes.setdefault(iid, []).append(note)
         return int(note["id"])
 
@@ -81,6 +87,10 @@ class GitLabServer:
     # ---- routing ----
 
     def answer(self, request: Recorded) -> tuple[int, Any, dict[str, str]]:
+        if request.path == "/api/v4/user":  # the token's own user
+            if not self._authorised(request.headers, "/notes"):
+                return 401, {"message": "401 Unauthorized"}, {}
+            return 200, {"id": 99, "username": BOT_USERNAME, "bot": True}, {}
         match = re.fullmatch(r"/api/v4/projects/([^/]+)(/.*)", request.path)
         project = self._project(urllib.parse.unquote(match.group(1))) if match else None
         if match is None or project is None:
@@ -134,6 +144,7 @@ class GitLabServer:
 
     def _new_note(self, project: Project, iid: int, body: Any) -> dict[str, Any]:
         note = {"id": next(self._ids), "body": body["body"], "system": False, "noteable_iid": iid}
+        note["author"] = {"username": BOT_USERNAME}  # the project access token's bot user
         project.notes.setdefault(iid, []).append(note)
         return note
 

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from limits import hang
+
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "acceptance_batch.py"
 
 
@@ -68,7 +70,7 @@ def test_a_batch_on_real_projects_counts_declared_cheats_as_not_solved(tmp_path:
 def test_the_bench_script_names_what_it_runs() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--help"],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        capture_output=True, text=True, timeout=hang(120), stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
     assert done.returncode == 0
     assert "--small" in done.stdout

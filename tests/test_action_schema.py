@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from limits import hang
+
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github" / "greenloop-fix.yml"
@@ -26,7 +28,7 @@ def check_schema(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         stdin=subprocess.DEVNULL,
     )
 
@@ -107,3 +109,31 @@ def test_example_workflow_never_runs_on_this_repository() -> None:
     assert "head.repo.full_name == github.repository" in job["if"]  # never a fork's code
     assert "head_repository.full_name == github.repository" in job["if"]
     assert "github.event.pull_request.number" in workflow["concurrency"]["group"]
+
+
+def test_an_openai_agent_gets_the_llm_extra_installed_with_greenloop(tmp_path: Path) -> None:
+    """`agent: openai:MODEL` is the built-in agent: its SDK must come with the action's install."""
+    import os
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "install"]
+    script = tmp_path / "install.sh"
+    script.write_text(step["run"])
+    output = tmp_path / "github_output"
+    env = {
+        **os.environ,
+        "GREENLOOP_PYTHON": sys.executable,
+        "GREENLOOP_VERSION": "path:.",
+        "GREENLOOP_ACTION_PATH": str(ROOT),
+        "GREENLOOP_HOME": str(tmp_path / "home"),
+        "IN_AGENT": "openai:gpt-4o-mini",
+        "GITHUB_OUTPUT": str(output),
+    }
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)],
+        env=env, capture_output=True, text=True, timeout=hang(1800), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    venv_python = tmp_path / "home" / "venv" / "bin" / "python"
+    probe = [str(venv_python), "-c", "import greenloop, openai"]
+    assert subprocess.run(probe, check=False, capture_output=True).returncode == 0

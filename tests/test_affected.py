@@ -18,6 +18,7 @@ from greenloop.detect.stages import Stage
 from greenloop.loop.loop import LoopResult, run_loop
 from greenloop.verify import affected, affected_imports, subset
 from greenloop.verify.cascade import StageRun, run_stage
+from limits import hang
 from test_subset import js_project, js_runners  # noqa: F401  (the session's npm install)
 
 pytest.importorskip("coverage")  # a dev dependency: the map is recorded with it
@@ -38,7 +39,7 @@ FILES = {
 
 
 def run(root: Path, env: dict[str, str]) -> StageRun:
-    return run_stage(root, STAGE, timeout=300, environ={**os.environ, **env})
+    return run_stage(root, STAGE, timeout=hang(300), environ={**os.environ, **env})
 
 
 def files(root: Path) -> list[str]:
@@ -285,7 +286,7 @@ def test_jest_find_related_tests_runs_the_tests_of_the_changed_file(
     narrowed = subset.related(stage, ["src/calc.js"])
     assert narrowed is not None
     assert narrowed.stage.command[-2:] == ("--findRelatedTests", "src/calc.js")
-    again = run_stage(root, narrowed.stage, timeout=300)
+    again = run_stage(root, narrowed.stage, timeout=hang(300))
     assert again.result.exit_code == 0, again.result.merged
     assert "Ran all test suites related to files matching src/calc.js" in again.result.merged
     assert again.parsed.counts.ran == 1  # other.test.js: not related, not run
@@ -308,7 +309,7 @@ def test_vitest_related_runs_the_tests_of_the_changed_file(
     narrowed = subset.related(stage, ["src/calc.js"])
     assert narrowed is not None
     assert narrowed.stage.command[:4] == ("npx", "vitest", "related", "--run")
-    again = run_stage(root, narrowed.stage, timeout=300)
+    again = run_stage(root, narrowed.stage, timeout=hang(300))
     assert again.verdict.value == "failed", again.result.merged
     assert {f.id for f in again.parsed.errors} == {"calc.test.js > half"}
     assert again.parsed.counts.ran == 1

@@ -18,6 +18,7 @@ from greenloop.detect.stages import Stage
 from greenloop.loop.loop import run_loop
 from greenloop.verify.affected_go import related
 from greenloop.verify.cascade import run_stage
+from limits import hang
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="go not installed")
 
@@ -67,7 +68,7 @@ def test_an_edit_runs_the_packages_whose_tests_reach_it_and_only_those(
         "example.com/shop/price",
     )
     assert choice.reason == "3 packages of 5 whose tests reach 1 changed package (go list)"
-    ran = run_stage(root, choice.subset.stage, timeout=300)
+    ran = run_stage(root, choice.subset.stage, timeout=hang(300))
     assert ran.verdict.value == "failed"
     lines = [line.split("\t") for line in ran.result.stdout.splitlines()]
     packages = {words[1] for words in lines if words[0] in ("ok  ", "FAIL") and len(words) > 1}
@@ -112,7 +113,8 @@ def test_an_edit_every_tested_package_reaches_runs_nothing_before_the_gate(
     stage = Stage(name="test", command="go test ./price/... ./cart/...", why="")
     choice = related(stage, ["price/price.go"], root)
     assert choice.subset is None
-    assert choice.reason.startswith("none: every package's tests reach the edit (2 packages of 2")
+    assert choice.reason.startswith("all: every package's tests reach the edit (2 packages of 2")
+    assert choice.reason.endswith("the gate runs them")
 
 
 def test_a_broken_module_gives_no_selection_and_says_why(make_repo: Callable[..., Path]) -> None:
@@ -157,6 +159,8 @@ def test_the_narrowed_command_is_one_go_would_run(make_repo: Callable[..., Path]
     assert choice.subset is not None
     argv = choice.subset.stage.command
     assert argv == ("go", "test", "-count=1", "-v", "example.com/shop/cart")
-    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        argv, cwd=root, capture_output=True, text=True, timeout=hang(300), check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "--- PASS: TestCart" in done.stdout

@@ -19,6 +19,7 @@ import pytest
 
 from greenloop.processes.process import run_command
 from greenloop.verify.instrument import without_agent_markers
+from limits import hang
 
 PY = sys.executable
 AGENT_ENVS = (
@@ -70,7 +71,7 @@ def check_json(root: Path, env: dict[str, str]) -> dict[str, object]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang(300),
         check=False,
     )
     assert out.returncode == 1, out.stdout + out.stderr
@@ -122,7 +123,7 @@ def test_the_verifier_runs_without_agent_markers_and_keeps_everything_else(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     data = json.loads(out.stdout)

@@ -21,6 +21,7 @@ from typing import Any
 from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
+from limits import hang
 
 CALC = "def add(a, b):\n    return a - b\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -119,7 +120,7 @@ def run_aider(repo: Path, home: Path, server: ReplayServer) -> tuple[int, str]:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=hang(240),
         check=False,
     )
     return done.returncode, done.stdout + done.stderr

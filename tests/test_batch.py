@@ -29,8 +29,9 @@ from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
 from greenloop.report.render import render_run
+from limits import hang
 
-TIMEOUT_S = 240
+TIMEOUT_S = hang(240)
 
 
 def _batch(tasks: Path, out: Path, *extra: str) -> list[str]:

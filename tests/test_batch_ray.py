@@ -34,8 +34,9 @@ from batch_fixtures import (
 )
 from greenloop.batch.run import BatchResult, run_batch
 from greenloop.bench.run import run_bench
+from limits import hang
 
-START_S = 120
+START_S = hang(120)
 # set only in the existing cluster's environment: what its workers see, a driver's own workers do not
 CLUSTER_MARK = "GREENLOOP_TEST_CLUSTER"
 
@@ -112,7 +113,7 @@ def _stop(head: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(head.pid, signal.SIGTERM)
     try:
-        head.wait(timeout=60)
+        head.wait(timeout=hang(60))
     except subprocess.TimeoutExpired:
         os.killpg(head.pid, signal.SIGKILL)
         head.wait()
@@ -166,7 +167,7 @@ def test_batch_ray_retries_a_task_whose_worker_was_killed_mid_task(
         target=lambda: done.append(run_batch(tasks, out=tmp_path / "out", executor="ray"))
     )
     runner.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + hang(120)
     while not pids.exists():
         assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.1)
@@ -174,7 +175,7 @@ def test_batch_ray_retries_a_task_whose_worker_was_killed_mid_task(
     os.kill(worker, signal.SIGKILL)  # the Ray worker process dies mid-task
     with contextlib.suppress(ProcessLookupError):
         os.killpg(agent_group, signal.SIGKILL)  # its orphaned agent
-    runner.join(timeout=180)
+    runner.join(timeout=hang(180))
 
     assert [(r["id"], r["result"], r["attempt"]) for r in done[0].ran] == [("victim", "success", 2)]
 
@@ -242,7 +243,7 @@ def _join(
         [sys.executable, "-m", "greenloop", "batch", str(tasks), "--out", str(out),
          "--executor", "ray", "--ray-address", address, "--max-iters", "2", "--format", "json"],
         check=False, env={**_without_ray(os.environ), **extra_env}, capture_output=True, text=True,
-        timeout=300,
+        timeout=hang(300),
     )  # fmt: skip
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from batch_fixtures import FIX, VERIFY, git, make_calc_repo
 from greenloop import run_batch
+from limits import hang
 
-TIMEOUT_S = 240
+TIMEOUT_S = hang(240)
 
 
 def _greenloop(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,9 @@ from greenloop.bench.names import agent_names
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
 from greenloop.report.html import CHART_H, PAD_B, PAD_T
+from limits import hang
 
+ROOT = Path(__file__).resolve().parents[1]
 VERIFY = (sys.executable, "-B", "test_lib.py")
 
 
@@ -128,7 +130,7 @@ def test_bench_raw_and_digest_arms_send_different_prompts_and_nothing_else_diffe
 def report(out: Path, fmt: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "greenloop", "report", "--bench", str(out), "--format", fmt],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True, text=True, timeout=hang(120), check=True,
     )  # fmt: skip
     return done.stdout
 
@@ -191,3 +193,21 @@ def test_bench_names_agents_by_preset_or_script_and_keeps_them_apart() -> None:
     ) == ["claude", "openai:qwen2.5-coder", "oracle.py", "fix.sh"]
     assert agent_names(["sh /a/fix.sh", "sh /b/fix.sh"]) == ["fix.sh #1", "fix.sh #2"]
     assert agent_names(["scripted:/tmp/steps.json"]) == ["scripted:steps.json"]
+
+
+def test_an_answer_file_has_the_documented_fields_and_its_line_and_col_point_at_old(
+    tmp_path: Path,
+) -> None:
+    """docs/bench.md: line 1-based, col 0-based in UTF-8 bytes, old the bug, new the fix."""
+    source = 'def pick(a, b):\n    return "é" if a >= b else "e"\n'  # é: 2 bytes, 1 character
+    mutant = next(m for m in mutants_of("calc.py", source) if m.kind == "compare")
+    buggy = mutant.apply(source)
+    answer = json.loads(seed.write_answer(tmp_path, mutant).read_text())
+    documented = (ROOT / "docs" / "bench.md").read_text().split("DIR/answers/<id>.json")[1]
+    example = json.loads(re.search(r"```json\n(.*?)```", documented, re.S)[1])  # type: ignore[index]
+    assert set(answer) == set(example)
+    row = buggy.splitlines()[answer["line"] - 1]
+    start = len(row.encode()[: answer["col"]].decode())
+    assert row[start : start + len(answer["old"])] == answer["old"]
+    fixed = row[:start] + answer["new"] + row[start + len(answer["old"]) :]
+    assert fixed == source.splitlines()[answer["line"] - 1]

@@ -14,6 +14,7 @@ from greenloop.bench import seed, sources
 from greenloop.bench.mutate import Mutant
 from greenloop.bench.run import run_bench
 from greenloop.config import Config
+from limits import hang
 
 LIB_JS = """\
 'use strict';
@@ -153,7 +154,7 @@ def test_bench_clike_mutates_js_code_only_and_every_mutant_parses(tmp_path: Path
     )
     done = subprocess.run(
         ["node", "-e", script], input=json.dumps(variants), capture_output=True, text=True,
-        timeout=60, check=True,
+        timeout=hang(60), check=True,
     )  # fmt: skip
     assert done.stdout.strip() == "0"
 
@@ -168,7 +169,7 @@ def test_bench_clike_mutates_go_code_only_and_every_mutant_parses(tmp_path: Path
     for n, m in enumerate(found):
         (tmp_path / f"v{n}.go").write_text(m.apply(LIB_GO))
     done = subprocess.run(
-        ["gofmt", "-l", "-e", str(tmp_path)], capture_output=True, text=True, timeout=60,
+        ["gofmt", "-l", "-e", str(tmp_path)], capture_output=True, text=True, timeout=hang(60),
         check=False,
     )  # fmt: skip
     assert (done.returncode, done.stderr) == (0, "")
@@ -190,7 +191,7 @@ def test_bench_clike_mutates_rust_code_only_and_every_mutant_compiles(tmp_path: 
     done = subprocess.run(
         ["rustc", "--edition", "2021", "--crate-type", "lib", "--emit=metadata",
          "--cap-lints", "allow", "-o", str(tmp_path / "out.rmeta"), str(tmp_path / "lib.rs")],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True, text=True, timeout=hang(300), check=False,
     )  # fmt: skip
     assert (done.returncode, done.stderr) == (0, "")
 

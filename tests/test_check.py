@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from limits import hang
+
 PY = sys.executable
 CALC = "def add(a, b):\n    return a + b\n"
 CALC_BUG = "def add(a, b):\n    return a - b\n"
@@ -22,7 +24,7 @@ def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [PY, "-m", "greenloop", "-C", str(root), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
 
@@ -210,7 +212,9 @@ def test_bare_pytest_fails_on_the_flat_layout_that_python_m_pytest_passes(
     # the premise of the flat-layout tests (issue 11): `pytest` puts tests/, not the root, on sys.path
     root = flat_layout_repo(make_repo)
     bare = [str(Path(PY).with_name("pytest")), "-p", "no:cacheprovider"]
-    out = subprocess.run(bare, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        bare, cwd=root, capture_output=True, text=True, timeout=hang(120), check=False
+    )
     assert out.returncode != 0
     assert "ModuleNotFoundError: No module named 'flatpkg'" in out.stdout, out.stdout
     assert not list(root.rglob("conftest.py"))
@@ -289,7 +293,7 @@ def test_check_is_green_on_a_colour_library_whose_tests_assert_colours_are_on(
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TQDM_DISABLE")}
     out = subprocess.run(
         [PY, "-m", "greenloop", "-C", str(root), "check"],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
+        capture_output=True, text=True, timeout=hang(120), check=False, env=env,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 passed" in out.stdout
@@ -310,7 +314,7 @@ def test_check_digest_has_no_colour_codes_when_ci_forces_colour(
     env = {**os.environ, "FORCE_COLOR": "1"}
     out = subprocess.run(
         [PY, "-m", "greenloop", "-C", str(root), "check"],
-        capture_output=True, text=True, timeout=120, check=False, env=env,
+        capture_output=True, text=True, timeout=hang(120), check=False, env=env,
     )  # fmt: skip
     assert out.returncode == 1, out.stderr
     assert "SyntaxError: expected ':'" in out.stdout

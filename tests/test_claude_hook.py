@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cli_process import alive
+from limits import hang
 
 PY = sys.executable
 PYTEST = f"{PY} -m pytest -q -p no:cacheprovider"
@@ -58,7 +59,7 @@ def hook(
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         cwd=cwd,
     )
 
@@ -228,14 +229,14 @@ def test_a_hook_ended_by_sigterm_stops_its_running_verifier(
     assert proc.stdin is not None
     proc.stdin.write(stop_event(root))
     proc.stdin.close()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + hang(60)
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline, "the verifier never started"
         time.sleep(0.05)
     verifier = int(pid_file.read_text())
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=30)
-    deadline = time.monotonic() + 60  # a hang guard: the hook stops it within its kill grace
+    proc.wait(timeout=hang(30))
+    deadline = time.monotonic() + hang(60)  # a hang guard: the hook stops it within its kill grace
     while alive(verifier):
         assert time.monotonic() < deadline, f"the verifier {verifier} outlived the hook"
         time.sleep(0.05)

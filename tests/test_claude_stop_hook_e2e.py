@@ -18,6 +18,7 @@ from typing import Any
 from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
+from limits import hang
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -84,7 +85,7 @@ def test_claude_stop_hook_blocks_with_the_digest_then_allows_the_stop_once_green
             input="Make the tests pass.",
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
             check=False,
         )
     assert claude.returncode == 0, claude.stdout + claude.stderr

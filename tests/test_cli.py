@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.cli.entry import build_parser
+from limits import hang
 
 PY = sys.executable
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -24,7 +25,7 @@ def greenloop(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.cli.entry import _hook_handler, _stop_hook_args, build_parser
+from limits import hang
 
 PY = sys.executable
 
@@ -17,7 +18,9 @@ PY = sys.executable
 def greenloop(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), COLUMNS="100")
     argv = [PY, "-m", "greenloop", *args]
-    return subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
+    return subprocess.run(
+        argv, env=env, capture_output=True, text=True, check=False, timeout=hang(60)
+    )
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["check", "--help"], ["hook", "-h"]])

@@ -13,6 +13,7 @@ from typing import Any
 from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
+from limits import hang
 
 PY = sys.executable
 CALC_BUG = "def add(a, b):\n    return a - b\n"
@@ -29,7 +30,7 @@ def cline(environ: Mapping[str, str], repo: Path, *args: str) -> subprocess.Comp
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang(300),
         check=True,
     )
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.cli.entry import main
+from limits import hang
 
 BAD_CONFIGS = {
     "tool-greenloop-int": ("pyproject.toml", "[tool]\ngreenloop = 5\n", "tool.greenloop"),
@@ -81,7 +82,9 @@ def test_config_is_read_again_from_the_toml_cache_until_the_file_changes(tmp_pat
 
     def read() -> str:
         argv = [sys.executable, "-c", probe, str(root)]
-        out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=60)
+        out = subprocess.run(
+            argv, env=env, capture_output=True, text=True, check=True, timeout=hang(60)
+        )
         return out.stdout.strip()
 
     assert read() == "3 True"

@@ -11,6 +11,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from limits import hang
+
 PY = sys.executable
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = {
@@ -38,7 +40,7 @@ def demo(tmp_path: Path, *args: str, pythonpath: Path | None = None) -> tuple[in
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(1800),  # a hang, not a busy machine: the demo's own clocks end it well before
         check=False,
     )
     return proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start

@@ -208,3 +208,37 @@ def test_detect_runs_pytest_in_the_venv_poetry_pdm_or_pipenv_keeps_outside_the_p
     assert python_interpreter(tmp_path, {}.get, environ={}) == ("python3",)
     write(tmp_path, {".venv/bin/python": ""})  # an in-project venv wins
     assert python_interpreter(tmp_path, on_path, environ={}) == (".venv/bin/python",)
+
+
+ESLINT_PROJECT = {"eslint.config.js": "export default [];\n", "node_modules/.bin/eslint": ""}
+
+
+@pytest.mark.parametrize(
+    "scripts",
+    [
+        {"lint": "eslint .", "test": "npm run lint && node --test"},
+        {"lint": "eslint .", "pretest": "npm run lint", "test": "mocha"},
+        {"lint": "eslint src test", "test": "run-s lint unit", "unit": "node --test"},
+        {"check": "eslint .", "pretest": "pnpm check", "test": "vitest run"},
+        {"test": "eslint . && tape test/*.js"},
+    ],
+)
+def test_a_lint_stage_that_npm_test_already_runs_is_not_listed_again(
+    tmp_path: Path, scripts: dict[str, str]
+) -> None:
+    write(tmp_path, {**ESLINT_PROJECT, "package.json": json.dumps({"scripts": scripts})})
+    assert stages(tmp_path) == [("test", "npm test")]
+
+
+def test_a_lint_stage_that_npm_test_does_not_run_stays_before_the_tests(tmp_path: Path) -> None:
+    scripts = {"lint": "eslint .", "test": "node --test", "posttest": "npm run coverage"}
+    write(tmp_path, {**ESLINT_PROJECT, "package.json": json.dumps({"scripts": scripts})})
+    assert stages(tmp_path) == [("lint", "node_modules/.bin/eslint ."), ("test", "npm test")]
+
+
+def test_detect_says_why_npm_tests_lint_is_no_stage_of_its_own(tmp_path: Path) -> None:
+    scripts = {"lint": "eslint .", "pretest": "npm run lint", "test": "mocha"}
+    write(tmp_path, {**ESLINT_PROJECT, "package.json": json.dumps({"scripts": scripts})})
+    cascade = detect_cascade(tmp_path, Config())
+    assert cascade is not None
+    assert cascade.stages[0].why.endswith("; it runs eslint too, so no eslint stage")

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from limits import hang
+
 PADDED = """
 import sys
 for i in range(1, 30001):  # a type-test runner pads every line to 545 columns
@@ -42,7 +44,7 @@ def _check(tmp_path: Path, script: str) -> dict[str, Any]:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert out.returncode == 1, out.stderr

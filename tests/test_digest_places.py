@@ -11,6 +11,7 @@ from pathlib import Path
 
 from greenloop.digest import build_digest
 from greenloop.report.render import check_json, render_github
+from limits import hang
 from test_digest import load
 
 PY = sys.executable
@@ -87,7 +88,7 @@ def test_check_annotates_a_unittest_style_failure_under_pytest_at_the_helpers_li
         [*run, "--format", "github", *argv],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang(300),
         check=False,
     )
     assert (
@@ -99,7 +100,7 @@ def test_check_annotates_a_unittest_style_failure_under_pytest_at_the_helpers_li
             [*run, "--format", "json", *argv],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
             check=False,
         ).stdout
     )

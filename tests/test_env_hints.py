@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from limits import hang
+
 MISSING = "greenloop-missing-tool"
 
 
@@ -27,7 +29,7 @@ def _check(root: Path, *command: str, env: dict[str, str] | None = None) -> dict
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
         env={**os.environ, **(env or {})},
     )

@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 
 from greenloop.loop.loop import DEFAULT_TASK
+from limits import hang
 
 PACK = Path(__file__).parent / "resources" / "swebench" / "more-itertools.git.tar.gz"
 BASE = "aa8c480086052d4c2a64490d3214e67b7c6e674b"  # the base of instance ...-cf186b5
 VERIFIER = ["python", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "tests/test_more.py"]
 HARBOR = "harbor==0.25.0"
 HARBOR_HOME = Path(os.environ.get("GREENLOOP_HARBOR_HOME", "/tmp/greenloop-harbor-0.25.0"))
-TIMEOUT_S = 1800  # a hang guard (a pip install the first time, then 2 mutants)
+TIMEOUT_S = hang(1800)  # a hang guard (a pip install the first time, then 2 mutants)
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from greenloop.config import Config, StageSpec
 from greenloop.loop.loop import LoopResult, run_loop
 from greenloop.loop.policy import Result
 from greenloop.report.html import build_chart, classify_diff_line
+from limits import hang
 
 PY = sys.executable
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,7 +52,7 @@ def _run(root: Path, steps: Sequence[Sequence[Mapping[str, object]]]) -> LoopRes
 def _html_via_cli(root: Path, out: Path) -> str:
     cmd = [PY, "-m", "greenloop", "-C", str(root), "report", "last", "--format", "html"]
     proc = subprocess.run(
-        [*cmd, "-o", str(out)], check=False, capture_output=True, text=True, timeout=60
+        [*cmd, "-o", str(out)], check=False, capture_output=True, text=True, timeout=hang(60)
     )
     assert proc.returncode == 0, proc.stderr
     return out.read_text(encoding="utf-8")
@@ -76,7 +77,11 @@ def _chromium(*args: str, user_data: Path) -> subprocess.CompletedProcess[str]:
         f"--user-data-dir={user_data}",
     ]
     return subprocess.run(
-        [str(CHROMIUM), *flags, *args], check=False, capture_output=True, text=True, timeout=120
+        [str(CHROMIUM), *flags, *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=hang(120),
     )
 
 

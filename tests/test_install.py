@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from limits import hang
+
 PY = sys.executable
 OURS = {"type": "command", "command": "greenloop hook stop", "timeout": 600}
 LEGACY = {"type": "command", "command": "greenloop hook claude-stop", "timeout": 600}
@@ -31,7 +33,7 @@ def greenloop(
         check=False,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=hang(60),
         env={**os.environ, "HOME": str(home), "PATH": path, "XDG_STATE_HOME": str(home / "state")},
     )
 
@@ -174,7 +176,7 @@ def test_install_names_this_greenloop_by_its_path_when_claude_code_would_not_fin
         input=event,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         env={**os.environ, "HOME": str(tmp_path), "PATH": bare},
         check=False,
     )

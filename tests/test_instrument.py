@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from greenloop.verify import instrument
+from limits import hang
 
 
 def env_of(argv: tuple[str, ...], root: Path, **environ: str) -> dict[str, str]:
@@ -164,7 +165,7 @@ def test_go_test_keeps_a_failure_from_the_middle_of_a_run_bigger_than_the_captur
     argv = [sys.executable, "-m", "greenloop", "-C", str(tmp_path), "check", "--format", "json"]
     done = subprocess.run(
         [*argv, "--", "go", "test", "./..."],
-        capture_output=True, text=True, timeout=300, check=False, env=env,
+        capture_output=True, text=True, timeout=hang(300), check=False, env=env,
     )  # fmt: skip
     out = json.loads(done.stdout)
     assert (done.returncode, out["verdict"]) == (1, "failed"), done.stderr

@@ -21,6 +21,7 @@ from greenloop.config import Config, StageSpec
 from greenloop.errors import FatalError
 from greenloop.loop.loop import LoopResult, run_loop
 from greenloop.loop.policy import Result
+from limits import hang
 
 PY = sys.executable
 CALC = """\
@@ -375,7 +376,7 @@ def test_cli_run_prints_the_json_report_and_exits_with_the_result_code(
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([[FIX_ADD, FIX_SUB, FIX_MUL, FIX_DIV]]))
     proc = _cli_run(calc_repo, steps)
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=hang(120))
     assert proc.returncode == 0, err
     data = json.loads(out)
     assert data["result"] == "success"
@@ -399,7 +400,7 @@ def test_ctrl_c_mid_agent_stops_as_interrupted_with_nothing_lost(
     proc = _cli_run(calc_repo, steps)
     _wait_for(calc_repo / "started.txt")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=hang(60))
     assert proc.returncode == 130, err
     assert json.loads(out)["result"] == "interrupted"
     assert json.loads(out)["reason"].endswith("(Ctrl-C)")  # which stop: SIGTERM, SIGHUP say so
@@ -417,7 +418,7 @@ def test_kill_9_mid_agent_then_recover_restores_the_branch_and_keeps_the_work(
     proc = _cli_run(calc_repo, steps)
     _wait_for(calc_repo / "started.txt")
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=30)
+    proc.communicate(timeout=hang(30))
     again = subprocess.run(
         [PY, "-m", "greenloop", "-C", str(calc_repo), "run", "--agent", "true"],
         capture_output=True,
@@ -486,7 +487,7 @@ def test_on_a_terminal_the_plan_is_shown_and_declining_touches_nothing(
     )
     os.close(follower)
     os.write(leader, b"n\n")
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=hang(60))
     os.close(leader)
     assert proc.returncode == 0, err
     assert "not started, nothing touched" in err
@@ -503,6 +504,6 @@ def test_without_a_terminal_the_run_never_asks(calc_repo: Path, tmp_path: Path) 
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([[FIX_ADD, FIX_SUB, FIX_MUL, FIX_DIV]]))
     proc = _cli_run(calc_repo, steps)
-    _out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=hang(120))
     assert proc.returncode == 0, err
     assert "Start?" not in err

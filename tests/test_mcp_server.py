@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from limits import hang
+
 PY = sys.executable
 CALC_BUG = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -91,7 +93,7 @@ def test_mcp_without_the_sdk_says_how_to_install_it(tmp_path: Path) -> None:
         check=False,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=hang(60),
         env=env,
     )
     assert out.returncode == 2

@@ -19,6 +19,7 @@ from greenloop.config import Config, StageSpec
 from greenloop.loop.loop import run_loop
 from greenloop.loop.policy import Result
 from greenloop.report import render as report
+from limits import hang
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n"
@@ -41,7 +42,7 @@ def greenloop(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
         [PY, "-m", "greenloop", *args],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=hang(180),
         check=False,
         **kw,  # type: ignore[call-overload]
     )
@@ -147,7 +148,7 @@ def test_declining_at_the_prompt_says_nothing_was_touched_and_exits_0(calc: Path
     )
     os.close(follower)
     os.write(leader, b"n\n")
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=hang(60))
     os.close(leader)
     assert proc.returncode == 0, err
     assert "not started, nothing touched" in err
@@ -179,14 +180,14 @@ def test_runs_tells_a_killed_run_that_needs_recover_from_a_clean_ctrl_c(
     proc = start_run(calc, *slow)
     wait_for_file(started)
     proc.send_signal(signal.SIGINT)  # during the baseline
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=hang(60))
     assert proc.returncode == 130, err
     assert "-1/" not in _out
     assert "0/5 iterations" in _out
     proc = start_run(calc, "--agent", f"touch {started}-agent; sleep 60", *VERIFIER)
     wait_for_file(Path(f"{started}-agent"))
     proc.kill()
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=hang(60))
     rows = greenloop("-C", str(calc), "runs").stdout.splitlines()[1:]
     assert "KILLED: run greenloop recover" in rows[0]
     assert "interrupted" in rows[1]
@@ -233,9 +234,11 @@ def test_a_verifiers_by_products_are_named_by_check_and_by_the_dirty_tree_refusa
     assert ".gitignore" in refused.stderr
 
 
-def test_the_dirty_tree_refusal_aligns_status_codes_and_paths(calc: Path) -> None:
-    (calc / "calc.py").write_text(CALC + "\n")
+def test_the_dirty_tree_refusal_shows_status_codes_as_git_status_short_does(calc: Path) -> None:
+    (calc / "calc.py").write_text(CALC + "\n")  # unstaged: ` M`, not the staged `M ` (issue 37)
     (calc / "new.py").write_text("")
+    (calc / "staged.py").write_text("")
+    git(calc, "add", "staged.py")
     out = greenloop("-C", str(calc), "run", "--agent", "true").stderr
     listed = [line for line in out.splitlines() if line.endswith(".py")]
-    assert listed == ["  M  calc.py", "  ?? new.py"]
+    assert listed == ["   M calc.py", "  ?? new.py", "  A  staged.py"]

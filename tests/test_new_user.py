@@ -17,6 +17,7 @@ from greenloop.agents.scripted import scripted
 from greenloop.config import Config, StageSpec
 from greenloop.loop.loop import run_loop
 from greenloop.report import render as report
+from limits import hang
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a - b\n"
@@ -31,7 +32,7 @@ def greenloop(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=180,
+        timeout=hang(180),
         check=False,
     )
 
@@ -42,7 +43,7 @@ def git(root: Path, *args: str) -> str:
 
 
 def wait_for(path: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + hang(timeout)
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.1)
@@ -68,7 +69,9 @@ def test_every_command_exits_141_quietly_when_its_reader_has_closed_the_pipe(
     assert proc.stderr is not None
     proc.stdout.close()  # the reader is gone before greenloop writes its first byte
     err = proc.stderr.read().decode()
-    assert proc.wait(timeout=120) == 141  # 128 + SIGPIPE, as the shell reports `git log | head`
+    assert (
+        proc.wait(timeout=hang(120)) == 141
+    )  # 128 + SIGPIPE, as the shell reports `git log | head`
     assert err == ""  # no "internal error", no traceback, no crash log
 
 
@@ -81,7 +84,7 @@ def test_runs_piped_into_a_head_that_reads_nothing_says_nothing_on_stderr(tmp_pa
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert proc.stderr == ""
@@ -103,7 +106,7 @@ def test_a_run_killed_with_kill_9_and_recovered_is_reported_killed_with_its_atte
     )
     wait_for(calc / "started.txt")
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=hang(60))
     assert greenloop(calc, "recover").returncode == 0
     ref = git(calc, "for-each-ref", "--format=%(refname)", "refs/greenloop/")
     assert "return a + b" in git(calc, "show", f"{ref}:calc.py")
@@ -135,7 +138,7 @@ def test_a_run_killed_in_its_baseline_before_any_report_is_reported_killed_after
     )
     wait_for(started)
     os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=hang(60))
     assert greenloop(calc, "recover").returncode == 0
     shown = greenloop(calc, "report", "last")
     assert shown.returncode == 0, shown.stderr
@@ -278,7 +281,7 @@ def test_an_agent_path_that_cannot_run_is_told_as_a_path_not_as_path_lookup(
         cwd=calc,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert out.returncode == 2
@@ -294,7 +297,7 @@ def test_dash_c_and_dash_v_after_the_subcommand_mean_what_they_mean_before_it(
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert after.returncode == 0, after.stderr
@@ -303,7 +306,7 @@ def test_dash_c_and_dash_v_after_the_subcommand_mean_what_they_mean_before_it(
         [PY, "-m", "greenloop", "-C", "/nonexistent", "runs", "-C", str(calc)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert runs.returncode == 0, runs.stderr  # the one after the command wins, as the last flag

@@ -15,6 +15,7 @@ from greenloop.config import Config
 from greenloop.detect.packages import Workspace, affected_cascade, find_workspace
 from greenloop.detect.sources import detect_cascade
 from greenloop.errors import FatalError
+from limits import hang
 
 REAL = Path(__file__).parent / "resources" / "workspaces"
 
@@ -103,7 +104,7 @@ def test_a_js_workspace_whose_packages_have_no_tests_keeps_the_roots_command(
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert "  1. test     npm test" in shown.stdout
@@ -186,7 +187,12 @@ def test_detect_lists_packages_with_no_verifier_and_a_broken_manifest_exits_2(
     root = real(tmp_path, "remix-the-web")
     cli = [sys.executable, "-m", "greenloop", "-C", str(root), "detect"]
     shown = subprocess.run(
-        cli, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, check=False
+        cli,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=hang(120),
+        check=False,
     )
     assert shown.returncode == 0, shown.stderr
     assert "Packages (pnpm-workspace.yaml), dependencies first:" in shown.stdout
@@ -199,7 +205,7 @@ def test_detect_lists_packages_with_no_verifier_and_a_broken_manifest_exits_2(
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     packages = json.loads(as_json.stdout)["workspace"]["packages"]
@@ -208,7 +214,12 @@ def test_detect_lists_packages_with_no_verifier_and_a_broken_manifest_exits_2(
     assert scripts["no_verifier"]
     (root / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*\n")
     broken = subprocess.run(
-        cli, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, check=False
+        cli,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=hang(120),
+        check=False,
     )
     assert broken.returncode == 2
     assert "cannot read the workspace manifest pnpm-workspace.yaml: line 2" in broken.stderr

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gitlab_server import GitLabServer
+from gitlab_server import BOT_USERNAME, GitLabServer
 from greenloop.errors import FatalError
 from greenloop.pr import gitlab
 from greenloop.pr.forge import COMMENT_MARKER, ForgeError
@@ -86,19 +86,33 @@ def test_gitlab_comment_is_found_past_the_first_page_and_never_in_a_system_note(
     server.add_note(PROJECT, 7, f"quoted: {COMMENT_MARKER}", system=True)
     for n in range(3):
         server.add_note(PROJECT, 7, f"review {n}")
-    ours = server.add_note(PROJECT, 7, f"{COMMENT_MARKER}\nold report")
+    ours = server.add_note(PROJECT, 7, f"{COMMENT_MARKER}\nold report", author=BOT_USERNAME)
     forge = client(ci_env(server))
 
     found = forge.find_comment()
     assert found is not None
     assert found.id == str(ours)
-    pages = [r.query["page"] for r in server.requests if r.method == "GET"]
-    assert pages == ["1", "2", "3"]
-    assert {r.query["sort"] for r in server.requests} == {"asc"}
+    listed = [r for r in server.requests if r.method == "GET" and r.path.endswith("/notes")]
+    assert [r.query["page"] for r in listed] == ["1", "2", "3"]
+    assert {r.query["sort"] for r in listed} == {"asc"}
 
     forge.upsert_comment("new report")  # the marker is put first when the body lacks it
     assert server.writes()[-1].path.endswith(f"/notes/{ours}")
     assert server.writes()[-1].body == {"body": f"{COMMENT_MARKER}\nnew report"}
+
+
+def test_a_gitlab_note_by_someone_else_carrying_the_marker_is_never_edited(
+    server: GitLabServer,
+) -> None:
+    forged = server.add_note(PROJECT, 7, f"{COMMENT_MARKER}\nnot greenloop's", author="mallory")
+    forge = client(ci_env(server))
+
+    assert forge.find_comment() is None
+    assert forge.ignored == [f"note {forged} by mallory"]
+    forge.upsert_comment("the report")
+    (write,) = server.writes()
+    assert write.method == "POST"  # a note of its own, mallory's untouched
+    assert forge.find_comment() is not None
 
 
 def test_gitlab_note_bodies_are_redacted_before_they_are_sent(server: GitLabServer) -> None:

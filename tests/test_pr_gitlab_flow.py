@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gitlab_server import GitLabServer
 from greenloop.pr.forge import COMMENT_MARKER
+from limits import hang
 from pr_fixtures import BROKEN, CALC, FIX, VERIFY, git
 from secret_shapes import leaks
 
@@ -85,7 +86,7 @@ def job(
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=240,
+        timeout=hang(240),
         check=False,
     )
 

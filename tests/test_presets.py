@@ -24,6 +24,7 @@ from greenloop.agents.command import make_command_agent
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
+from limits import hang
 
 RUN_ID = "20261202-120000-beef"
 ORIGINAL = "def greet():\n    return 'hello world'\n"
@@ -327,7 +328,7 @@ def cline_home(tmp_path: Path, bin_dir: Path, base_url: str) -> dict[str, str]:
     """A HOME whose Cline is configured the user's way: `cline auth` with an OpenAI-compatible URL."""
     environ = clean_environ(tmp_path / "home", bin_dir, CLINE_NO_AUTO_UPDATE="1")
     auth = ["cline", "auth", "-p", "openai", "-k", "sk-dummy", "-b", base_url, "-m", "replay-model"]
-    subprocess.run(auth, env=environ, capture_output=True, text=True, check=True, timeout=120)
+    subprocess.run(auth, env=environ, capture_output=True, text=True, check=True, timeout=hang(120))
     return environ
 
 

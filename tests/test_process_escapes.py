@@ -19,6 +19,7 @@ import pytest
 from cli_process import alive, greenloop
 from greenloop.processes import orphans
 from greenloop.processes.process import run_command
+from limits import hang
 
 PY = sys.executable
 ESCAPE = (Path(__file__).parent / "resources" / "escape.py").read_text()
@@ -116,11 +117,11 @@ def test_check_stopped_by_a_signal_stops_the_daemon_its_running_stage_started(
     root = repo(make_repo, stage("test", f"{PY} escape.py daemon {pidfile} {daemons}/log hang"))
     argv = [PY, "-m", "greenloop", "check"]
     with subprocess.Popen(argv, cwd=root, start_new_session=True) as check:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + hang(60)
         while not pidfile.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         check.send_signal(sig)
-        check.wait(timeout=60)
+        check.wait(timeout=hang(60))
     pid = pid_of(pidfile)
     assert gone(pid), f"the daemon {pid} outlived greenloop check stopped by {sig.name}"
 
@@ -148,12 +149,12 @@ def test_check_interrupted_during_parallel_stages_stops_both_at_once_and_their_d
     root = repo(make_repo, stages)
     argv = [PY, "-m", "greenloop", "check"]
     with subprocess.Popen(argv, cwd=root, start_new_session=True) as check:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + hang(60)
         while len(list(daemons.glob("*.pid"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         check.send_signal(signal.SIGINT)
         try:
-            code = check.wait(timeout=60)
+            code = check.wait(timeout=hang(60))
         except subprocess.TimeoutExpired:
             check.kill()
             pytest.fail("greenloop waited for its parallel stages to end after Ctrl-C")
@@ -172,7 +173,7 @@ def test_recover_after_a_kill_9_stops_the_daemon_the_dead_run_s_agent_started(
     argv = [PY, "-m", "greenloop", "run", "--agent", agent, "-y", "--", "false"]
     groups = root / ".git" / "greenloop" / "lock.groups"  # the agent's group, once recorded
     with subprocess.Popen(argv, cwd=root, start_new_session=True) as run:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + hang(60)
         while not (pidfile.exists() and _lists_a_group(groups)) and time.monotonic() < deadline:
             time.sleep(0.05)
         run.kill()  # greenloop dies at once: nothing of its own stops the daemon
@@ -239,7 +240,11 @@ def test_a_program_calling_check_as_a_library_is_not_made_a_subreaper_and_the_da
     stages = stage("build", f"{PY} escape.py daemon {pidfile} log.txt 0")
     root = repo(make_repo, stages, **{".gitignore": "log.txt\n"})
     host = subprocess.run(
-        [PY, "-c", LIBRARY_HOST, str(root)], capture_output=True, text=True, timeout=120, check=True
+        [PY, "-c", LIBRARY_HOST, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=hang(120),
+        check=True,
     )
     pid = pid_of(pidfile)
     assert not alive(pid), f"the daemon {pid} outlived the library's check"

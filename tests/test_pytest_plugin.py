@@ -12,6 +12,7 @@ from greenloop.parsers import ParseResult, ParserInput, parse_output
 from greenloop.parsers.model import Kind
 from greenloop.verify import instrument
 from greenloop.verify.cascade import run_stage
+from limits import hang
 
 TESTS = """\
 import os, signal
@@ -69,7 +70,7 @@ def run_pytest(root: Path, *args: str, environ: dict[str, str] | None = None) ->
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
         )
         artifacts = instrument.collect(inst)
     finally:
@@ -144,7 +145,7 @@ def test_plugin_loads_alongside_existing_pythonpath_and_plugins(tmp_path: Path) 
 def test_a_run_whose_environment_drops_the_plugin_path_is_rerun_plainly(tmp_path: Path) -> None:
     root = make_project(tmp_path)
     command = f"env -u PYTHONPATH {sys.executable} -m pytest -p no:cacheprovider"
-    run = run_stage(root, Stage(name="test", command=command, why="test"), timeout=120)
+    run = run_stage(root, Stage(name="test", command=command, why="test"), timeout=hang(120))
     assert instrument.PLUGIN_LOAD_ERROR not in run.result.merged
     assert run.parsed.counts.summary_seen
     assert run.parsed.counts.failed == 2

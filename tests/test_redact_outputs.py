@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from greenloop.integrations import mcp_server
+from limits import hang
 from secret_shapes import PROJECT_PATTERN, SHAPES, leaks
 
 PY = sys.executable
@@ -58,7 +59,7 @@ def greenloop(root: Path, env: dict[str, str], *args: str) -> str:
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=hang(300),
     )
     assert proc.returncode in (0, 1, 130), proc.stderr
     return proc.stdout + proc.stderr

@@ -11,6 +11,7 @@ import pytest
 
 from greenloop.demo.script import Reply, ToolCall
 from greenloop.demo.server import ReplayServer, schema_stub
+from limits import hang
 
 openai = pytest.importorskip("openai")
 
@@ -26,7 +27,7 @@ def post(url: str, body: dict[str, Any]) -> tuple[int, str, str]:
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=60) as response:
+    with urllib.request.urlopen(request, timeout=hang(60)) as response:
         return response.status, response.headers["content-type"], response.read().decode()
 
 

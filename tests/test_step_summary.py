@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from limits import hang
+
 PY = sys.executable
 CALC_BUG = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -20,7 +22,7 @@ def check(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPr
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         env=env,
     )
 

@@ -24,6 +24,7 @@ import pytest
 from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
+from limits import hang
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -203,7 +204,7 @@ def _run(command: list[str], repo: Path, environ: dict[str, str], stdin: str) ->
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=hang(600),
         check=False,
     )
     return {"exit_code": out.returncode, "output": out.stdout + out.stderr}

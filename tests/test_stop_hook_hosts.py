@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from limits import hang
 from test_claude_hook import CALC, CALC_BUG, PYTEST, project
 
 PY = sys.executable
@@ -94,7 +95,7 @@ def hook(stdin: str, *args: str, cwd: Path | None = None) -> subprocess.Complete
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         cwd=cwd,
     )
     assert out.returncode == 0, out.stderr  # every host: exit 0, whatever happened

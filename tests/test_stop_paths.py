@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from limits import hang
+
 PY = sys.executable
 VERIFY = f"{PY} -c \"import sys; print('FAILED test_x - assert 1 == 2'); sys.exit(1)\""
 AGENT_BODY = (
@@ -47,7 +49,7 @@ def start_run(root: Path, agent: str, env: dict[str, str]) -> subprocess.Popen[s
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + hang(timeout)
     while not predicate():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.1)
@@ -121,7 +123,7 @@ def test_run_keeps_the_agents_edits_when_stopped_during_the_agent(
     pid_file = Path(env["PIDS"]) / "agent.pid"
     wait_for(lambda: pid_file.exists() and (root / "new_by_agent.txt").exists())
     proc.send_signal(sig)
-    output, _ = proc.communicate(timeout=120)
+    output, _ = proc.communicate(timeout=hang(120))
     assert proc.returncode == 130, output
     assert_attempt_kept_and_branch_restored(root, initial, output)
     wait_for(lambda: not alive(int(pid_file.read_text())), timeout=60)
@@ -138,7 +140,7 @@ def test_double_ctrl_c_still_finishes_and_leaves_no_process(
     proc.send_signal(signal.SIGINT)
     time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    output, _ = proc.communicate(timeout=120)
+    output, _ = proc.communicate(timeout=hang(120))
     assert proc.returncode == 130, output
     assert_attempt_kept_and_branch_restored(root, initial, output)
     events = next((root / ".git" / "greenloop" / "runs").iterdir()) / "events.jsonl"
@@ -159,7 +161,7 @@ def test_recover_stops_the_survivors_of_a_kill_9_and_clears_a_stale_git_lock(
     # (recover then still stops the agent, found by its tag, but as "escaped its group")
     wait_for(lambda: group_recorded(root, int(pid_file.read_text())))
     proc.kill()  # greenloop alone: its agent lives on in its own session
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=hang(60))
     agent_pid = int(pid_file.read_text())
     assert alive(agent_pid)
     (root / ".git" / "index.lock").write_text("")  # as if killed inside git reset --hard
@@ -169,7 +171,7 @@ def test_recover_stops_the_survivors_of_a_kill_9_and_clears_a_stale_git_lock(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert recover.returncode == 0, recover.stderr
@@ -194,7 +196,7 @@ def test_an_agent_rewriting_gitignore_never_gets_the_users_ignored_file_committe
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang(300),
         check=False,
     )
     assert run.returncode == 1, run.stdout + run.stderr
@@ -224,7 +226,7 @@ def test_an_edit_from_another_terminal_during_verification_is_named_in_the_repor
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=hang(300),
         check=False,
     )
     assert "edited outside the agent's turn" in run.stdout, run.stdout + run.stderr
@@ -242,14 +244,14 @@ def test_recover_after_kill_9_never_commits_a_file_the_run_found_ignored(
     pid_file = Path(env["PIDS"]) / "agent.pid"
     wait_for(pid_file.exists)
     proc.kill()
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=hang(60))
     recover = subprocess.run(
         [PY, "-m", "greenloop", "recover"],
         cwd=root,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert recover.returncode == 0, recover.stderr
@@ -351,7 +353,7 @@ class Prompted:
         return b"".join(self.chunks).decode(errors="replace")
 
     def finish(self) -> tuple[int, str]:
-        code = self.proc.wait(timeout=120)
-        self.reader.join(timeout=60)
+        code = self.proc.wait(timeout=hang(120))
+        self.reader.join(timeout=hang(60))
         os.close(self.terminal)
         return code, self.seen()

@@ -18,6 +18,7 @@ from greenloop.processes.process import run_command
 from greenloop.verify.cascade import StageRun, run_stage
 from greenloop.verify.subset import FAILFAST_ENV, SELECT_ENV, narrow, touched_test_files
 from greenloop.verify.subset_argv import Subset
+from limits import hang
 
 PY = sys.executable
 
@@ -31,7 +32,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def run(root: Path, stage: Stage, env: tuple[tuple[str, str], ...] = ()) -> StageRun:
-    return run_stage(root, stage, timeout=300, environ={**os.environ, **dict(env)})
+    return run_stage(root, stage, timeout=hang(300), environ={**os.environ, **dict(env)})
 
 
 def full_then_subset(root: Path, stage: Stage, **kw: object) -> tuple[StageRun, Subset, StageRun]:
@@ -507,7 +508,7 @@ def test_parallel_cascade_gives_the_sequential_result_and_digest(tmp_path: Path)
 
     def shape(all_stages: bool, parallel: bool) -> tuple[object, ...]:
         run = run_cascade_parallel if parallel else run_cascade
-        check = run(tmp_path, cascade, timeout=60, all_stages=all_stages)
+        check = run(tmp_path, cascade, timeout=hang(60), all_stages=all_stages)
         text = re.sub(r"\d+\.\d+ s", "<t> s", build_digest(check, root=tmp_path).text)
         runs = [(r.stage.name, r.verdict, r.result.stdout) for r in check.runs]
         return runs, check.not_run, check.exit_code, text

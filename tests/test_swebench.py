@@ -15,12 +15,13 @@ import pytest
 
 from greenloop.batch.swebench import build_start, find_mirror, load_instances
 from greenloop.errors import FatalError
+from limits import hang
 
 RESOURCES = Path(__file__).parent / "resources" / "swebench"
 INSTANCES = RESOURCES / "more-itertools.jsonl"
 PACK = RESOURCES / "more-itertools.git.tar.gz"
 REPO = "more-itertools/more-itertools"
-TIMEOUT_S = 1800  # a hang guard: at load 15 on 2 cores the 5 instances take ~10 min
+TIMEOUT_S = hang(1800)  # a hang guard: at load 15 on 2 cores the 5 instances take ~10 min
 # The instance's own `patch` field: what SWE-bench calls the gold patch.
 FIXER = """\
 import json, os, subprocess, sys

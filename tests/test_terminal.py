@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from limits import hang
+
 PY = sys.executable
 SLOW_CALC = "def add(a, b):\n    return a - b\n"
 SLOW_TEST = """\
@@ -62,7 +64,7 @@ def record_on_pty(
             break
         chunks.append((time.monotonic(), data))
     os.close(leader)
-    return proc.wait(timeout=30), chunks
+    return proc.wait(timeout=hang(30)), chunks
 
 
 def seconds_shown(chunks: list[tuple[float, bytes]], label: str) -> set[int]:
@@ -111,7 +113,7 @@ def test_piped_run_prints_one_line_per_step_and_no_control_sequences(
         ),
         capture_output=True,
         env=env(),
-        timeout=180,
+        timeout=hang(180),
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -137,7 +139,7 @@ def test_check_on_a_terminal_shows_a_ticking_status_line_and_piped_shows_none(
         greenloop("-C", str(root), "check", "--", PY, "-c", verifier.replace("4", "0")),
         capture_output=True,
         env=env(),
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert not ESC.search(piped.stdout + piped.stderr)

@@ -19,6 +19,7 @@ from greenloop.integrations.tool_digest import KEEP, PASS_CAP
 from greenloop.integrations.tool_gate import nothing_to_do
 from greenloop.integrations.tool_hosts import wrap
 from greenloop.integrations.tool_output import MAX_INPUT, HookAnswer, run_post_tool
+from limits import hang
 from secret_shapes import SHAPES
 
 CALC = "def add(a, b):\n    return a - b\n"
@@ -396,7 +397,7 @@ def test_a_50_mb_tool_output_through_the_cli_is_one_line_and_no_reply(calc_repo:
         cwd=calc_repo,
         input=payload,
         capture_output=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert run.returncode == 1
@@ -412,7 +413,7 @@ def test_the_cli_passes_a_non_verifier_through_with_no_output(calc_repo: Path) -
         cwd=calc_repo,
         input=claude_post(calc_repo, "ls -la", "calc.py\n", 0),
         capture_output=True,
-        timeout=60,
+        timeout=hang(60),
         check=False,
     )
     assert (run.returncode, run.stdout, run.stderr) == (0, b"", b"")
@@ -425,7 +426,7 @@ def test_the_cli_replies_for_a_verifier_on_gemini(calc_repo: Path) -> None:
         cwd=calc_repo,
         input=gemini_after(calc_repo, PYTEST, output, code),
         capture_output=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert run.returncode == 0, run.stderr

@@ -17,6 +17,7 @@ from greenloop.digest import estimate_tokens
 from greenloop.integrations.tool_gate import nothing_to_do
 from greenloop.integrations.tool_hosts import wrap
 from greenloop.integrations.tool_output import HookAnswer, run_post_tool
+from limits import hang
 from test_tool_output import CALC, FIXED, PYTEST, TESTS, pytest_output
 
 ENV: dict[str, str] = {}
@@ -157,7 +158,7 @@ def test_the_cli_answers_copilot_with_modified_result(calc_repo: Path) -> None:
         cwd=calc_repo,
         input=copilot_post(calc_repo, PYTEST, completed(output, code)),
         capture_output=True,
-        timeout=120,
+        timeout=hang(120),
         check=False,
     )
     assert run.returncode == 0, run.stderr

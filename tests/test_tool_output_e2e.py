@@ -17,6 +17,7 @@ from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
 from greenloop.digest import estimate_tokens
 from greenloop.integrations.install_hosts import Settings, target
+from limits import hang
 
 TESTS, FAILING = 250, 50
 SHOP = (
@@ -81,7 +82,7 @@ def run_claude(repo: Path, tmp_path: Path) -> str:
             input="Run the test suite.",
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
             check=False,
         )
     assert claude.returncode == 0, claude.stdout + claude.stderr
@@ -121,7 +122,7 @@ def run_gemini(repo: Path, tmp_path: Path) -> str:
             input="Run the test suite.",
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
             check=False,
         )
     assert gemini.returncode == 0, gemini.stdout + gemini.stderr
@@ -166,7 +167,7 @@ def run_copilot(repo: Path, tmp_path: Path) -> str:
             env=environ,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=hang(300),
             check=False,
         )
     assert copilot.returncode == 0, copilot.stdout + copilot.stderr

@@ -17,6 +17,7 @@ from pathlib import Path
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.integrations.claude_hook import HookReply, run_hook
 from greenloop.verify.cache import compute_key, tree_state
+from limits import hang
 
 PY = sys.executable
 CALC = "def add(a, b):\n    return a + b\n"
@@ -116,7 +117,7 @@ def test_verify_cache_reruns_when_the_stage_command_changes(
 
     def check(*command: str) -> subprocess.CompletedProcess[str]:
         argv = [PY, "-m", "greenloop", "-C", str(root), "check", "--cache", "--", *command]
-        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=hang(120))
 
     assert check(PY, "check.py").returncode == 0
     assert "reused" in check(PY, "check.py").stdout
@@ -175,7 +176,7 @@ def test_verify_cache_never_turns_a_red_tree_green_when_a_file_changes_between_s
     def hook() -> str:
         argv = [PY, "-m", "greenloop", "hook", "claude-stop"]
         out = subprocess.run(
-            argv, input=event, capture_output=True, text=True, timeout=120, check=True
+            argv, input=event, capture_output=True, text=True, timeout=hang(120), check=True
         )
         return out.stdout
 

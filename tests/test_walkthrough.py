@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from limits import hang
+
 PY = sys.executable
 
 CALC_BUGGY = "def double(x: int) -> int:\n    return x * 3\n"
@@ -127,13 +129,13 @@ def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_
         text=True,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + hang(120)
     while not started.exists():
         assert time.monotonic() < deadline, "the verifier never started"
         assert proc.poll() is None, proc.communicate()[0]
         time.sleep(0.1)
     os.kill(proc.pid, signal.SIGHUP)
-    output, _ = proc.communicate(timeout=120)
+    output, _ = proc.communicate(timeout=hang(120))
     assert proc.returncode == 130, output
     assert "INTERRUPTED — interrupted during iter 1/5 · verify (SIGHUP)" in output
     assert git_show(root, "--format=%H", "-s", "HEAD").strip() == initial
@@ -270,7 +272,7 @@ def test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close_what
     verify = f"{PY} -m pytest -q -p no:cacheprovider"
     # the limit must outlast pytest reporting on a loaded machine; the thread sleeps 600 s
     done = greenloop(
-        root, "run", "--agent", fix, "-y", "--timeout", "30", "--", verify, timeout=300
+        root, "run", "--agent", fix, "-y", "--timeout", "30", "--", verify, timeout=hang(300)
     )
     assert done.returncode == 5, done.stdout + done.stderr
     assert "baseline · verify" in done.stderr

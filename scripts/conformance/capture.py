@@ -36,6 +36,7 @@ from common import (
     commit_mutation,
     install,
     load_projects,
+    manifests,
     read_case,
     repo_files,
     repo_modules,
@@ -89,7 +90,7 @@ def capture_one(project: Project, runner: Runner, n: int, spec: MutationSpec | N
     return Case(
         project=project, runner=runner, n=n, run=done, facts=facts, mutation=mutation,
         version=tool_version(runner, cwd, env), repo_modules=repo_modules(cwd),
-        repo_files=repo_files(cwd),
+        repo_files=repo_files(cwd), manifests=manifests(cwd),
     )  # fmt: skip
 
 

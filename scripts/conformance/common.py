@@ -344,6 +344,9 @@ class Case:
     repo_files: tuple[str, ...] = field(default=())
     """The repository's tracked .py files: installed.own_copies names a frame in an installed
     copy as the repository's file only where it exists (tests/case_files.py lays them out)."""
+    manifests: tuple[tuple[str, str], ...] = field(default=())
+    """The Python manifests' texts (pyproject.toml, setup.cfg, tox.ini, requirements…): where the
+    verdict names a plugin or package the project declares."""
 
     @property
     def dir(self) -> Path:
@@ -397,7 +400,11 @@ def write_case(case: Case, date: str | None = None) -> Path:
         "timed_out": case.run.timed_out,
         "timeout_s": case.runner.timeout if case.run.timed_out else None,
         "repo_modules": list(case.repo_modules),
-        "repo_files": list(case.repo_files),
+        "repo_files": (
+            dict.fromkeys(case.repo_files, "") | dict(case.manifests)
+            if case.manifests
+            else list(case.repo_files)
+        ),
         "mutation": asdict(case.mutation) if case.mutation else None,
         "facts": facts,
         "facts_unverified": unverified(case.facts, out + "\n" + err),
@@ -432,6 +439,19 @@ def repo_files(root: Path) -> tuple[str, ...]:
         ["git", "ls-files", "-z", "--", "*.py"], cwd=root, capture_output=True, check=True
     )
     return tuple(sorted(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p))
+
+
+# where a Python project declares what its tests need (the runner's directory, tracked files only)
+MANIFESTS = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini", "*requirements*.txt")
+
+
+def manifests(root: Path) -> tuple[tuple[str, str], ...]:
+    """The tracked Python manifests in ``root`` with their texts."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", *MANIFESTS], cwd=root, capture_output=True, check=True
+    )
+    names = sorted(os.fsdecode(p) for p in listed.stdout.split(b"\0") if p and b"/" not in p)
+    return tuple((name, (root / name).read_text(encoding="utf-8")) for name in names)
 
 
 def repo_modules(root: Path) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ Kinds (each changes exactly one line):
     undefined_name a name read -> the same name with its last two letters swapped (ruff F821)
     eq_none        ``x is None`` -> ``x == None`` (ruff E711)
     attribute      ``self.name`` read -> ``self.naem`` (an attribute renamed on one side: AttributeError)
+    method         ``obj.name(…)`` called -> ``obj.naem(…)`` on any object (AttributeError where it runs,
+                   e.g. a fixture's teardown after its ``yield``)
     bad_import     ``from .mod import Name`` -> ``Naem`` (a failing import of the project's own name)
 
 Sites are sorted by position; the seed picks one (``random.Random(f"{file}:{kind}:{seed}")``), so the
@@ -168,6 +170,21 @@ def attribute(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
             )
 
 
+def method(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
+    """``obj.name(…)`` -> ``obj.naem(…)``: a method misspelt on any object, not only ``self``."""
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        if not (isinstance(func, ast.Attribute) and len(func.attr) > 3 and _one_line(func)):
+            continue
+        line = lines[func.lineno - 1]
+        a, b = _span(line, func.col_offset, func.end_col_offset or 0)
+        typo = _swap_tail(func.attr)
+        if typo != func.attr and line[a:b].endswith("." + func.attr):
+            yield Edit(
+                line=func.lineno, before=line, after=line[: b - len(func.attr)] + typo + line[b:]
+            )
+
+
 def bad_import(tree: ast.AST, lines: list[str]) -> Iterator[Edit]:
     """``from .mod import Name`` -> ``Naem``: a failing import of the project's own name (ImportError)."""
     for node in ast.walk(tree):
@@ -199,6 +216,7 @@ KINDS: dict[str, Callable[[ast.AST, list[str]], Iterator[Edit]]] = {
     "undefined_name": undefined_name,
     "eq_none": eq_none,
     "attribute": attribute,
+    "method": method,
     "bad_import": bad_import,
 }
 

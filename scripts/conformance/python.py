@@ -109,7 +109,24 @@ def pytest_truth(project: Project, runner: Runner, done: Run, mutation: Mutation
     if failing:
         kind, message = _failure_type(failing[0][1])
         facts |= dict(error_type=kind, message=message, frame=frame_of(project, runner, mutation))
-    return Facts(verdict=_pytest_verdict(done.exit_code, counts), **facts)  # type: ignore[arg-type]
+    verdict = _pytest_verdict(done.exit_code, counts)
+    said = [f"{e.get('message', '')}\n{e.text or ''}" for _, e in failing]
+    if any(_ASYNC_UNSUPPORTED in s for s in said) and all(map(_no_async_plugin, said)):
+        verdict = "env_failure"  # no async plugin installed: every test fails before its code runs
+    skips = (e.get("message", "") for e in suite.iter("skipped"))
+    if verdict in ("green", "untrusted") and any(_ASYNC_SKIPPED in s for s in skips):
+        verdict = "env_failure"  # pytest < 8.4 skips the async tests it cannot run, exit 0
+    return Facts(verdict=verdict, **facts)  # type: ignore[arg-type]
+
+
+_ASYNC_UNSUPPORTED = "async def functions are not natively supported"
+_ASYNC_SKIPPED = "async def function and no async plugin installed"
+
+
+def _no_async_plugin(said: str) -> bool:
+    """pytest's own failure of an ``async def`` test no plugin runs, or a fixture not found (one
+    such a plugin provides: pytest-asyncio's ``unused_tcp_port``)."""
+    return _ASYNC_UNSUPPORTED in said or re.search(r"fixture '\w+' not found", said) is not None
 
 
 def _session_counts(suite: ET.Element | None) -> dict[str, int] | None:

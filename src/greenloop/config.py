@@ -63,6 +63,17 @@ class Config:
     """Iterations without a falling failure count before non-convergence."""
     subset: str = "auto"
     """``auto``: re-run only the failing tests first; ``off``: always the full cascade."""
+    flaky_real_after: int = 3
+    """A known-flaky test failing on this many runs of one tree in a row is a real failure."""
+    flaky_clean_after: int = 10
+    """A known-flaky test leaves the list after this many runs of its check it did not fail."""
+    ci_first: str = ""
+    """Set by ``greenloop pr`` (never by a key): the failing CI check (a job's name or a workflow
+    file) whose stages run first."""
+    stages_from: str = "detect"
+    """Where stages come from (issue 38): ``detect`` (manifests, agent docs), ``ci`` (the
+    commands the project's CI runs on a pull request) or ``both`` (detected, plus the CI checks
+    detection lacks)."""
     squash: bool = False
     """On success, fold the iteration commits into one."""
     all_stages: bool = False
@@ -99,11 +110,17 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "on_fail": ("revert", "keep"),
     "on_regression": ("stop", "continue"),
     "subset": ("auto", "failing", "affected", "off"),
+    "stages_from": ("detect", "ci", "both"),
     "feedback": ("digest", "raw"),
 }
 TEST_LISTS = ("must_pass", "pass_to_pass")
 _STAGE_KEYS = {f.name: f.type for f in fields(StageSpec)}
-_NOT_SETTINGS = ("stages", "source", "timeout_origin")  # set by greenloop, never by a key
+_NOT_SETTINGS = (
+    "stages",
+    "source",
+    "timeout_origin",
+    "ci_first",
+)  # set by greenloop, never by a key
 
 
 def load_config(root: Path, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -206,7 +223,7 @@ def _check_value(name: str, value: Any, type_name: str) -> str | None:
         return None if ok else f"expected a positive whole number, got {value!r}"
     if "float" in type_name:
         ok = _positive_number(value)
-        return None if ok else f"expected a positive number of seconds, got {value!r}"
+        return None if ok else f"expected a positive number of seconds, got {_shown(value)}"
     if not isinstance(value, str) or not value.strip():
         return f"expected a non-empty string, got {value!r}"
     if name in CHOICES and value not in CHOICES[name]:
@@ -262,14 +279,23 @@ def _stage_problems(table: dict[str, Any], where: str) -> list[str]:
         value = table.get(key)
         if key not in table and key in meant:
             continue  # one error for `command = …`: the unknown key names the one meant
-        if not isinstance(value, str) or not value.strip():
+        if key not in table:
+            problems.append(f"{where}.{key}: missing (every stage needs a {key})")
+        elif not isinstance(value, str) or not value.strip():
             problems.append(f"{where}.{key}: expected a non-empty string, got {value!r}")
     if "fix" in table and not isinstance(table["fix"], bool):
         problems.append(f"{where}.fix: expected true or false, got {table['fix']!r}")
     timeout = table.get("timeout")
     if timeout is not None and not _positive_number(timeout):
-        problems.append(f"{where}.timeout: expected a positive number, got {timeout!r}")
+        problems.append(f"{where}.timeout: expected a positive number, got {_shown(timeout)}")
     return problems
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it: ``-1`` for the flag ``--timeout -1`` (argparse made it -1.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
 
 
 def _positive_number(value: Any) -> bool:

@@ -88,9 +88,15 @@ _PAIR_WORDS = (
 _PAIR_WORD = "|".join(_PAIR_WORDS)
 _PAIR_TAIL = r"[\w.-]{0,40}?[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\s\"',;&)}\]]{4,400})"
 # ``postgres://app:pw@db``: the password in a URL's userinfo.
-_LINE_NUMBERS = r"\d+(?::\d+)*:?"  # `tokens.py:145:12:`, a location, not `token: 145`
+# `tokens.py:145:12:` or `test_token.py:42.` ending a sentence: a location, not `token: 145`
+_LINE_NUMBERS = r"\d+(?::\d+)*[:.]?"
+# `Token(kind='OP')` in an assertion diff, `token_handler.create_token(request`, `list[bytes`,
+# `self.refresh_token`: a call, a repr, a subscript or an attribute (code the tool quoted), not
+# a value someone typed as a secret; nor pytest's cut repr (`Lexed(token=T...='x')`: 1 char left)
+_CODE = r"[A-Za-z_][\w.]*[(\[]|(?:self|cls)\.[A-Za-z_]|\w{0,3}\.\.\."
 _URL_PASSWORD = r"(://[^\s/:@\"']{1,200}:)([^\s/@\"']{1,400})(@)"
 _extra: list[re.Pattern[str]] = []
+_FRAME_LOOKBACK = 400  # a frame's `:LINE in function` just before the word, within this many chars
 
 
 def secret_values(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
@@ -158,7 +164,8 @@ def _hide_pairs(text: str) -> str:
 def _in_frame_function(text: str, at: int) -> bool:
     """The word is inside the function name of a digest frame (``at sqlparse/lexer.py:174 in
     tokenize: return Lexer…``): what follows the colon is that line's source, not a value."""
-    line = text[text.rfind("\n", 0, at) + 1 : at]
+    start = max(0, at - _FRAME_LOOKBACK)  # not the whole line: a word on every line of 100 kB
+    line = text[(text.rfind("\n", start, at) + 1) or start : at]
     return re.search(r":\d+ in [\w.<>]*$", line) is not None
 
 
@@ -169,10 +176,11 @@ def _has_pair_word(text: str) -> bool:
 
 def _is_secret_value(value: str) -> bool:
     """Not a number, a boolean or a placeholder; not what follows a file named like a secret word
-    (``tests/test_tokenize.py::test_x``: ``:test_x``; ``sqlparse/tokens.py:145:``: a line)."""
+    (``tests/test_tokenize.py::test_x``: ``:test_x``; ``sqlparse/tokens.py:145:``: a line); not
+    code (``token: Token(kind='OP')``, ``token = json.loads(token)``)."""
     if value.isdigit() or value.lower() in _BORING or value.startswith(("[", REDACTED, ":")):
         return False
-    return re.fullmatch(_LINE_NUMBERS, value) is None
+    return re.fullmatch(_LINE_NUMBERS, value) is None and re.match(_CODE, value) is None
 
 
 def redact_data(value: Any) -> Any:

@@ -111,6 +111,14 @@ def read_summary(summary_file: Path, output: str) -> str:
     return found[-1].strip() if found else ""
 
 
+def _meant_preset(word: str) -> str:
+    """`` Did you mean the preset 'claude'?`` for a near miss of a preset's name, else ""."""
+    import difflib  # only on an error
+
+    close = difflib.get_close_matches(word, sorted(PRESETS), n=1, cutoff=0.75)
+    return f" Did you mean the preset {close[0]!r}?" if close else ""
+
+
 def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> CommandAgent:
     """A preset name, or any shell command."""
     preset = PRESETS.get(spec)
@@ -122,7 +130,8 @@ def make_command_agent(spec: str, environ: Mapping[str, str] = os.environ) -> Co
         if word and not shell_can_run(word, environ):
             raise FatalError(
                 f"--agent {spec!r}: `{word}` is not a command sh can find (not on PATH, not a "
-                f"builtin). Check the spelling, or use a preset: {', '.join(sorted(PRESETS))}."
+                f"builtin).{_meant_preset(word)} Check the spelling, or use a preset: "
+                f"{', '.join(sorted(PRESETS))}."
             )
         return CommandAgent(command=spec, label=_label(spec), environ=environ)
     if not shutil.which(preset.executable, path=environ.get("PATH")):

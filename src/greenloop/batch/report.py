@@ -118,7 +118,8 @@ def _next_steps(s: Mapping[str, Any], out: Path | None) -> list[str]:
     unsolved = [
         t
         for t in s.get("tasks", [])
-        if t.get("result") not in ("success", "interrupted")  # interrupted: runs again on resume
+        # interrupted: runs again on resume; invalid: green before any agent ran, nothing to read
+        if t.get("result") not in ("success", "interrupted", INVALID)
         and t.get("workspace")  # Path("") is the current folder
         and Path(str(t["workspace"])).is_dir()
     ]
@@ -161,7 +162,7 @@ def render_html(s: Mapping[str, Any], out: Path | None, page_dir: Path | None = 
     tasks = [
         {
             "id": str(t["id"]),
-            "href": _task_link(t, out, page_dir or Path.cwd()),
+            "href": _task_link(t, out, page_dir),
             "result": str(t.get("result")),
             "tone": tone(t.get("result")),
             "iterations": t.get("iterations", 0),
@@ -171,7 +172,8 @@ def render_html(s: Mapping[str, Any], out: Path | None, page_dir: Path | None = 
         for t in s.get("tasks", [])
     ]
     by_reason = [{**r, "tone": tone(r["result"])} for r in s.get("by_reason", [])]
-    everything = s.get("solved", 0) == s.get("total")
+    valid = s.get("valid", s.get("total", 0))  # an invalid task is neither solved nor a failure
+    everything = bool(valid) and s.get("solved", 0) == valid
     return (
         template_env()
         .get_template("batch.html.j2")
@@ -188,16 +190,41 @@ def render_html(s: Mapping[str, Any], out: Path | None, page_dir: Path | None = 
     )
 
 
-def _task_link(task: Mapping[str, Any], out: Path | None, page_dir: Path) -> str:
-    """Each task's own HTML report, rendered next to its run record; '' when it has none."""
+def _task_link(task: Mapping[str, Any], out: Path | None, page_dir: Path | None) -> str:
+    """Each task's own HTML report, rendered next to its run record (beside the batch page when
+    the batch dir is read-only); rendered again only when its report changed; '' when none."""
     if out is None:
         return ""
     record = out / "records" / str(task["id"])
     report = record / "report.json"
     if not report.is_file():
         return ""
+    places = [record / "report.html"]
+    if page_dir is not None:
+        places.append(page_dir / "batch-tasks" / f"{task['id']}.html")
+    page = next((p for p in places if _rendered(p, report)), None)
+    if page is None:
+        page = next((p for p in places if _render_task(report, p)), None)
+    if page is None:
+        return ""  # nowhere writable: the row stays, without its link
+    return Path(os.path.relpath(page, (page_dir or Path.cwd()).resolve())).as_posix()
+
+
+def _rendered(page: Path, report: Path) -> bool:
+    """The page exists and is no older than the report it shows."""
+    try:
+        return page.is_file() and page.stat().st_mtime_ns >= report.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _render_task(report: Path, page: Path) -> bool:
     from greenloop.report.html import render_html as render_run_html
 
-    page = record / "report.html"
-    page.write_text(render_run_html(json.loads(report.read_text(encoding="utf-8"))), "utf-8")
-    return Path(os.path.relpath(page, page_dir.resolve())).as_posix()
+    try:
+        html = render_run_html(json.loads(report.read_text(encoding="utf-8")))
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(html, "utf-8")
+    except OSError:
+        return False
+    return True

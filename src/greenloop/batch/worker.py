@@ -115,23 +115,12 @@ def _run_loop(
         limited or agent,
         config=config,
         command=_command(task),
-        progress=lambda line: phase(_phase_of(line)),
+        phase=phase,  # the loop says when a phase begins: "iter 2/5 · agent", "… · verify"
     )
     row = _row_of(result) | _invalid(result) | _what_failed(result)
     if limited is not None:
         row["agent_slot_wait_s"] = round(sum(limited.waits), 3)
     return row, _read_record(Path(result.record_dir))
-
-
-def _phase_of(line: str) -> str:
-    """The loop's last progress line -> what runs now (``baseline``, ``iter 2`` …)."""
-    first = line.strip().split(" · ", 1)[0]
-    if first.startswith("greenloop run"):
-        return "baseline"
-    if first == "baseline":
-        return "iter 1"
-    number = first.removeprefix("iter ")
-    return f"iter {int(number) + 1}" if number.isdigit() else first[:40]
 
 
 def _overrides(job: Job) -> dict[str, Any]:

@@ -30,12 +30,19 @@ def add_global_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("-v", "--verbose", action="count", default=keep, help=hidden)
 
 
+STAGES_FROM_HELP = (
+    "where stages come from: detect (default: manifests, agent docs), ci (the commands the "
+    "project's CI runs on a pull request), both (detected plus the CI checks detection lacks)"
+)
+
+
 def add_check(sub: SubParsers) -> None:
     p = sub.add_parser(
         "check",
         help="run the verifier cascade once and print the digest",
         description="Run the detected or configured verifier once. Exit codes: 0 green, "
-        "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green.",
+        "1 failed, 2 usage/config, 3 environment failure, 4 timeout or killed, 5 untrusted green, "
+        "6 only known-flaky tests failed.",
         usage="greenloop check [options] [-- CMD ...]",
         epilog=COMMAND_HELP,
     )
@@ -53,6 +60,7 @@ def add_check(sub: SubParsers) -> None:
         help="don't stop at the first failing stage",
     )
     p.add_argument("--budget", type=int, help="digest budget in tokens (default 2000)")
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
     p.add_argument(
         "--cache",
         action="store_true",
@@ -65,6 +73,7 @@ def add_check(sub: SubParsers) -> None:
 def add_detect(sub: SubParsers) -> None:
     p = sub.add_parser("detect", help="show the verifier stages and why they were chosen")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
 
 
 def add_hook(sub: SubParsers) -> None:
@@ -233,6 +242,7 @@ def _add_run_verifier(p: argparse.ArgumentParser) -> None:
         choices=("auto", "failing", "affected", "off"),
         help="before the full gate: failing tests, then affected ones (default auto)",
     )
+    p.add_argument("--stages-from", choices=("detect", "ci", "both"), help=STAGES_FROM_HELP)
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for --agent openai:MODEL")
     p.add_argument(
         "--must-pass",
@@ -307,6 +317,20 @@ def add_runs(sub: SubParsers) -> None:
     sub.add_parser("runs", help="list recorded runs, newest first")
 
 
+def add_flaky(sub: SubParsers) -> None:
+    p = sub.add_parser(
+        "flaky",
+        help="the known-flaky tests: passed and failed on one tree (remembered across runs)",
+        description="Lists the tests that passed and failed on the same tree in the runs greenloop "
+        "remembers (check, the Stop hook, the loop's re-runs): never the agent's first target; a "
+        "run whose only failures are these exits 6. --forget drops a test's history.",
+    )
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text or json")
+    forget = p.add_mutually_exclusive_group()
+    forget.add_argument("--forget", metavar="TEST", help="forget this test's outcomes so far")
+    forget.add_argument("--all", action="store_true", help="with nothing else: forget every test")
+
+
 def add_recover(sub: SubParsers) -> None:
     sub.add_parser("recover", help="after a killed run: restore the branch, keep the attempt")
 
@@ -320,6 +344,7 @@ SUBCOMMANDS = (
     add_bench,
     add_report,
     add_runs,
+    add_flaky,
     add_recover,
     add_hook,
     add_install,

@@ -33,6 +33,7 @@ HANDLERS = {
     "bench": ("greenloop.bench.cli", "main_bench"),
     "report": ("greenloop.cli.run", "main_report"),
     "runs": ("greenloop.loop.record", "main_runs"),
+    "flaky": ("greenloop.verify.outcomes", "main_flaky"),
     "recover": ("greenloop.loop.recover", "main_recover"),
     "install": ("greenloop.integrations.install", "main_install"),
     "uninstall": ("greenloop.integrations.install", "main_uninstall"),
@@ -145,6 +146,13 @@ def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
     if not os.path.isdir(args.repo):
         print(f"greenloop: -C {args.repo}: no such directory", file=sys.stderr)
         return EXIT_USAGE
+    name = _subcommand(args_list)
+    if name == "hook" and "post-tool" in args_list:
+        name = ""  # it digests an output the host ran: it runs no command itself
+    missing = shell_missing(name, os.environ.get("PATH", ""))
+    if missing:
+        print(f"greenloop: {missing}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         code: int = args.handler(args)
         return code
@@ -161,6 +169,37 @@ def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
         return _reader_gone()
     except Exception:
         return _crash()
+
+
+NEEDS_SHELL = frozenset({"check", "run", "batch", "pr", "bench", "demo", "hook", "mcp"})
+"""Commands that run verifiers or agents through ``sh -c`` (issue 41)."""
+
+
+def shell_missing(command: str, path: str) -> str:
+    """One line when ``command`` runs commands through ``sh`` and no ``sh`` is on ``path`` (a
+    Windows machine outside WSL and Git Bash); "" otherwise. Plain ``os`` calls: the Stop hook
+    pays a few ``access`` calls, no import."""
+    if command not in NEEDS_SHELL:
+        return ""
+    for folder in path.split(os.pathsep):
+        if folder and os.access(os.path.join(folder, "sh"), os.X_OK):
+            return ""
+    return (
+        f"greenloop {command} runs verifiers and agents through a POSIX shell, and no `sh` is on "
+        "PATH: on Windows run it in WSL, or in Git Bash (its sh on PATH); on Linux and macOS, "
+        "put /bin on PATH"
+    )
+
+
+def _subcommand(args_list: list[str]) -> str:
+    """The subcommand's name: the first word that is no option or ``-C``'s folder."""
+    words = iter(args_list)
+    for word in words:
+        if word == "-C":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
 
 
 def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
@@ -218,13 +257,18 @@ def _reader_gone() -> int:
 
     Exit 141, not 0: a truncated ``check`` must not read as green under ``set -o pipefail``.
     stdout is pointed at /dev/null, so the interpreter's last flush at exit cannot fail again."""
+    quiet_stdout()
+    return EXIT_READER_GONE
+
+
+def quiet_stdout() -> None:
+    """stdout pointed at /dev/null: its reader is gone, and the last flush at exit must not fail."""
     from contextlib import suppress
 
     with suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    return EXIT_READER_GONE
 
 
 def _crash() -> int:

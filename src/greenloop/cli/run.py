@@ -11,6 +11,11 @@ from greenloop.config import load_config
 from greenloop.redact import redact
 from greenloop.report import render as report
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from greenloop.config import Config
+    from greenloop.loop.history import LoopResult
+
 RUN_FLAGS = (
     "agent",
     "task",
@@ -29,6 +34,7 @@ RUN_FLAGS = (
     "base_url",
     "subset",
     "must_pass",
+    "stages_from",
 )
 
 
@@ -43,6 +49,7 @@ def main_run(args: argparse.Namespace) -> int:
     root = git.get_root(cwd) or cwd  # from a subdirectory: the configuration of the tree it runs on
     config = load_config(root, {k: getattr(args, k, None) for k in RUN_FLAGS})
     agent = make_agent(config.agent, config)
+    _tell_weaker_gate(root, config, args.command)
     interactive = sys.stdin.isatty() and not args.yes
     display = open_display(sys.stderr)
     try:
@@ -59,11 +66,37 @@ def main_run(args: argparse.Namespace) -> int:
     finally:
         display.close()
     data = report.loop_json(result)
-    sys.stdout.write(report.render_run(data, "md" if args.format == "md" else args.format))
+    _write_report(report.render_run(data, "md" if args.format == "md" else args.format), result)
     report.append_step_summary(
         report.render_run_markdown(data), os.environ.get("GITHUB_STEP_SUMMARY")
     )
     return result.exit_code
+
+
+def _tell_weaker_gate(root: Path, config: Config, command: list[str]) -> None:
+    from greenloop.detect.sources import detect_cascade
+    from greenloop.loop.checking import tell_weaker_gate
+
+    cascade = detect_cascade(root, config, command) if not command else None
+    if cascade is not None:
+        tell_weaker_gate(root, cascade, config, command)
+
+
+def _write_report(text: str, result: LoopResult) -> None:
+    """The report on stdout; after Ctrl-C under ``| tee`` (the reader got the SIGINT too and is
+    gone) on stderr instead, so the summary of a stopped run is never lost (issue 37)."""
+    from greenloop.loop.policy import Result
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if result.result is not Result.INTERRUPTED:
+            raise  # `greenloop run | head -1`: the reader chose to stop reading (exit 141)
+        from greenloop.cli.entry import quiet_stdout
+
+        quiet_stdout()
+        sys.stderr.write("greenloop: stdout's reader was stopped too; the report:\n" + text)
 
 
 def main_report(args: argparse.Namespace) -> int:

@@ -6,15 +6,14 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
 if TYPE_CHECKING:
-    from greenloop.detect.packages import Workspace
-
-ORDER = ("format", "lint", "type", "test", "build")
+    from greenloop.detect.ci import CiSkip
+ORDER = ("format", "lint", "type", "test", "build", "fresh")
 # npm's placeholder for a project without tests.
 NPM_NO_TEST = "no test specified"
 _SHELL_CHARS = re.compile(r"[|&;<>()$`*?\[\]{}~'\"\s]")
@@ -52,6 +51,8 @@ class Stage:
     """The folder it runs in, relative to the repository root (a monorepo's package); ``""``: the root."""
     package: str = ""
     """The workspace package it verifies (issue 29); ``""``: not a package's stage."""
+    origin: str = ""
+    """``PATH:LINE`` of the CI step it was taken from (issue 38); ``""``: not from CI."""
 
     @property
     def display(self) -> str:
@@ -64,6 +65,62 @@ class Stage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Package:
+    """One package of a workspace and the verifier stages detected in its folder."""
+
+    name: str
+    path: str
+    """Its folder relative to the repository root (POSIX); ``""``: the root is itself a package."""
+    kind: str
+    manifest: str
+    stages: tuple[Stage, ...]
+    deps: tuple[str, ...]
+    """Names of the sibling packages it depends on."""
+
+    @property
+    def where(self) -> str:
+        return self.path or "."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workspace:
+    """A monorepo: its packages and the files that declared them."""
+
+    source: str
+    """``pnpm-workspace.yaml``; several sources joined with `` + ``."""
+    packages: tuple[Package, ...]
+    root_stages: tuple[Stage, ...] = ()
+    """The root's own lint and type stages (ruff, mypy, eslint at the root): they run always."""
+
+    @property
+    def unverified(self) -> tuple[Package, ...]:
+        return tuple(p for p in self.packages if not p.stages)
+
+    def dependents(self, names: Iterable[str]) -> dict[str, str]:
+        """``names`` and every package that depends on one of them, transitively, each with why
+        (``""`` for a changed one, ``"depends on ui"`` for a dependent)."""
+        why = {n: "" for n in names}
+        queue = list(why)
+        while queue:
+            name = queue.pop(0)
+            for p in self.packages:
+                if name in p.deps and p.name not in why:
+                    why[p.name] = f"depends on {name}"
+                    queue.append(p.name)
+        return why
+
+    def owner(self, path: str) -> Package | None:
+        """The package whose folder holds ``path`` (the deepest); None: a root-level file."""
+        holders = [
+            p for p in self.packages if p.path and (path == p.path or path.startswith(p.path + "/"))
+        ]
+        if holders:
+            return max(holders, key=lambda p: len(p.path))
+        # a root package's own sources (src/lib.rs), never a root config or lockfile
+        return next((p for p in self.packages if p.path == ""), None) if "/" in path else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cascade:
     """The verifier stages to run, fastest first, and where they came from."""
 
@@ -72,6 +129,8 @@ class Cascade:
     """Where the stages came from: command line, config file, AGENTS.md, detected."""
     workspace: Workspace | None = None
     """The monorepo the stages verify, package by package (issue 29); None: one project."""
+    skipped: tuple[CiSkip, ...] = ()
+    """The CI steps not taken as stages, each with why (issue 38): only with ``stages_from``."""
 
     @property
     def display(self) -> str:
@@ -106,8 +165,58 @@ def detect_stages(root: Path) -> tuple[Stage, ...]:
     found = [*_lint_and_type_stages(root)]
     test = _test_stage(root)
     if test:
-        found.append(test)
+        kept = _not_run_twice(root, found, test)
+        dropped = [s.command[0] for s in found if s not in kept]
+        if dropped:
+            also = ", ".join(Path(str(c)).name for c in dropped)
+            test = replace(test, why=f"{test.why}; it runs {also} too, so no {also} stage")
+        found = [*kept, test]
     return tuple(sorted(found, key=lambda s: ORDER.index(s.name)))
+
+
+# `npm run lint`, `pnpm lint`, `yarn run lint`, `run-s lint build` / `npm-run-all -s lint test`
+_NPM_SCRIPT_REF = re.compile(
+    r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+([\w:.-]+)"
+    r"|\b(?:run-s|run-p|npm-run-all)((?:\s+[\w:.*-]+)+)"
+)
+
+
+def _not_run_twice(root: Path, found: list[Stage], test: Stage) -> list[Stage]:
+    """The lint and type stages that ``npm test`` does not already run (its ``pretest``, the
+    scripts it calls): else every verify runs eslint twice (issue 37)."""
+    if test.command != ("npm", "test"):
+        return found
+    ran = set(_npm_test_words(root))
+    kept = []
+    for stage in found:
+        tool = Path(stage.command[0]).name if isinstance(stage.command, tuple) else ""
+        if tool in ("eslint", "tsc") and tool in ran:
+            continue
+        kept.append(stage)
+    return kept
+
+
+def _npm_test_words(root: Path) -> list[str]:
+    """The words of every script ``npm test`` runs: pretest, test, posttest and the scripts they
+    call by name (``npm run lint``, ``run-s lint``), each once."""
+    scripts = package_json(root).get("scripts", {})
+    if not isinstance(scripts, dict):
+        return []
+    queue = ["pretest", "test", "posttest"]
+    seen: set[str] = set()
+    words: list[str] = []
+    while queue and len(seen) < 50:
+        name = queue.pop(0)
+        text = scripts.get(name)
+        if name in seen or not isinstance(text, str):
+            continue
+        seen.add(name)
+        words += [Path(w).name for w in re.split(r"[\s;&|()]+", text) if w]
+        for one, several in _NPM_SCRIPT_REF.findall(text):
+            called = [one] if one else several.split()
+            queue += [c for c in called if not c.startswith("-")]
+            queue += [f"{p}{c}" for c in called for p in ("pre", "post") if one]
+    return words
 
 
 def _test_stage(root: Path) -> Stage | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from greenloop.digest.anchor import parse_diff
@@ -165,3 +165,11 @@ def normalize(text: str) -> str:
 
 def failure_signature(f: Failure) -> str:
     return normalize(f"{f.id} | {f.error_type} | {f.message}")
+
+
+def with_note(digest: Digest, note: str) -> Digest:
+    """The digest with one more line: first when it replaces the verdict's story, else last."""
+    if not note:
+        return digest
+    text = f"{digest.text}\n{note}" if digest.text else note
+    return replace(digest, text=text, tokens=digest.tokens + len(note) // 3 + 1)

@@ -21,6 +21,8 @@ _EXPLANATION = re.compile(
 
 def render_first(f: Failure, root: Path) -> str:
     label = "FIRST FAILING TEST" if f.kind is Kind.TEST else "FIRST ERROR"
+    if f.phase == "teardown":  # the test ran; a fixture's clean-up after it failed
+        label = "FIRST ERROR, IN TEARDOWN OF"
     lines = [f"{label}: {f.id}"]
     detail = detail_lines(f.detail)
     # a doctest's message is its Expected/Got block, shown below as the tool printed it

@@ -17,7 +17,7 @@ VALUE_CHARS = 60
 # `Expected: filter(None__exact=(20, 30))` (mock), `Received: 3` (jest), `actual: 'b'` (tape),
 # `left: 0` (cargo), `got: 1` / `want: 2` (go); a leading diff sign is allowed
 _LABELLED = re.compile(
-    r"^\s*(?:[-+]\s*)?(expected|received|actual|got|left|right|want)(?: ?value)? ?[:=]\s*(.*)$",
+    r"^\s*+(?:[-+]\s*+)?(expected|received|actual|got|left|right|want)\s*+(?:value\s*+)?[:=]\s*(.*)$",
     re.I,
 )
 _FALSY = "The expression evaluated to a falsy value"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from greenloop.integrations.tool_gate import CANDIDATE
 
-_FD_REDIRECT = re.compile(r"\d*>&\d*-?|&>>?")
+_FD_REDIRECT = re.compile(r"(?<!\d)\d*>&\d*-?|&>>?")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ";;", "\n"})
 # Wrappers that run the rest of the line: dropped, with the options they take a value for.

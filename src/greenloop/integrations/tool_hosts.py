@@ -42,7 +42,7 @@ _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
 _GEMINI_TAIL = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ")
 WRAP_HEAD = "{ "
 WRAP_TAIL = "\n} 2>&1; printf '\\n[greenloop: exit %d]\\n' $?"
-_EXIT_MARK = re.compile(r"\n*\[greenloop: exit (\d+)\]\s*\Z")
+_EXIT_MARK = re.compile(r"(?<!\n)\n*\[greenloop: exit (\d+)\]\s*\Z")
 _GEMINI_WRAP = re.compile(
     r"\A\s*<untrusted_context[^>]*>\n?(.*?)\n?</untrusted_context>\s*\Z", re.S
 )

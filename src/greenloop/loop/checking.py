@@ -15,6 +15,7 @@ from greenloop.detect.sources import detect_cascade
 from greenloop.detect.stages import Cascade
 from greenloop.errors import FatalError
 from greenloop.verify import cache as verify_cache
+from greenloop.verify import outcomes
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
@@ -139,17 +140,23 @@ def cache_store(root: Path, config: Config, wanted: bool) -> Path | None:
 
 
 def main_check(args: argparse.Namespace) -> int:
-    from greenloop.digest import build_digest
+    from greenloop.digest import build_digest, with_note
     from greenloop.processes.process import watch_output
     from greenloop.report import render as report
     from greenloop.report.live import open_display
 
-    overrides = {"timeout": args.timeout, "all_stages": args.all_stages, "budget": args.budget}
+    overrides = {
+        "timeout": args.timeout,
+        "all_stages": args.all_stages,
+        "budget": args.budget,
+        "stages_from": args.stages_from,
+    }
     root, config, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     before = _untracked(root)
     # the edits before the run: a snapshot the verifier writes (jest, vitest) is not the user's
     diff = _uncommitted_diff(root)
     store = cache_store(root, config, wanted=args.cache)
+    tree = outcomes.tree_key(root)  # what the tests run on, before they write anything
     display = open_display(sys.stderr)  # a terminal sees a status line tick; a pipe sees nothing
     try:
         # SIGTERM, SIGHUP: the stage and what it started stop too
@@ -161,18 +168,40 @@ def main_check(args: argparse.Namespace) -> int:
     if isinstance(result, verify_cache.Reuse):
         sys.stdout.write(report.render_reuse(result, args.format))
         return 0
-    digest = build_digest(result, root=root, budget=config.budget, diff=diff)
+    result = outcomes.remember(  # issue 39
+        root, result, tree, source="check", real_after=config.flaky_real_after,
+        clean_after=config.flaky_clean_after,
+    )  # fmt: skip
+    digest = with_note(
+        build_digest(result, root=root, budget=config.budget, diff=diff),
+        outcomes.flaky_note(result),
+    )
     sys.stdout.write(report.render_check(result, digest, args.format))
     _tell_by_products(root, before)
+    tell_weaker_gate(root, cascade, config, args.command)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report.append_step_summary(report.render_check_markdown(result, digest), summary)
     return result.exit_code
 
 
+def tell_weaker_gate(root: Path, cascade: Cascade, config: Config, command: Sequence[str]) -> None:
+    """Say once, on stderr, that the project's CI runs a check this gate lacks (issue 38)."""
+    if command or config.stages_from != "detect":
+        return
+    from greenloop.detect.sources import weaker_gate_note
+
+    note = weaker_gate_note(root, cascade)
+    if note:
+        from greenloop.redact import redact
+
+        print(f"greenloop: {redact(note)}", file=sys.stderr)
+
+
 def main_detect(args: argparse.Namespace) -> int:
     from greenloop.report import render as report
 
-    root, _, cascade = located(Path(args.repo).resolve(), args.command)
+    overrides = {"stages_from": getattr(args, "stages_from", None)}
+    root, _, cascade = located(Path(args.repo).resolve(), args.command, overrides)
     if cascade.workspace is None and cascade.source == "detected":
         # a monorepo whose packages have no verifier of their own: listed, never silently skipped
         from dataclasses import replace

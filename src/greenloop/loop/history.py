@@ -89,6 +89,7 @@ RECOMMENDATIONS = {
     Result.SUSPICIOUS_PASS: "Green, but the suite was weakened: review each finding before trusting it.",
     Result.AGENT_FAILURE: "The agent command itself failed: check its output in the run record.",
     Result.BUDGET_EXHAUSTED: "The next agent call would pass the cost or token cap: read the last digest, then raise --max-cost / --max-tokens or fix the rest by hand.",
+    Result.FLAKY_ONLY: "Only tests known to be flaky fail (greenloop flaky lists them): make them deterministic, or quarantine them; the agent was not sent them.",
     Result.INTERRUPTED: "Interrupted: nothing was lost; run again when ready.",
 }
 

@@ -7,13 +7,14 @@ import re
 import time
 from dataclasses import replace
 
-from greenloop.digest import Digest, History, build_digest, signatures_of
+from greenloop.digest import Digest, History, build_digest, signatures_of, with_note
 from greenloop.loop import checkpoints, trust
 from greenloop.loop.gate import judge_declared, verify_step
 from greenloop.loop.history import collected_of, failing_count
 from greenloop.loop.policy import Action, Decision, Limits, Observation, decide
 from greenloop.loop.session import RunState
 from greenloop.processes.orphans import describe
+from greenloop.verify import outcomes
 from greenloop.verify.cascade import CheckResult
 from greenloop.verify.verdict import Verdict
 
@@ -44,8 +45,10 @@ def verify_and_decide(
 def _observe(
     run: RunState, iteration: int, files: tuple[str, ...], *, rerun: bool, full: bool = False
 ) -> tuple[CheckResult, Digest, Observation]:
+    tree = outcomes.tree_key(run.state.root)  # the iteration's commit: what the tests run on
     check, run.last_subset = verify_step(run, iteration, files, full=rerun or full)
     note_escaped(run, iteration, check)
+    check = _remember(run, check, tree)
     declared, broke = judge_declared(run, iteration, check) if not run.last_subset else ((), ())
     digest = build_digest(
         check,
@@ -54,6 +57,7 @@ def _observe(
         diff=_last_diff(run, iteration),
         history=_digest_history(run, check),
     )
+    digest = with_note(digest, outcomes.flaky_note(check))
     obs = Observation(
         iteration=iteration,
         verdict=Verdict.UNTRUSTED if declared else check.verdict,
@@ -72,9 +76,32 @@ def _observe(
         if check.verdict is Verdict.UNTRUSTED and check.failing is not None
         else declared,
         broke=broke,
+        flaky_only=check.flaky_only,
     )
     run.observations.append(obs)
     return check, digest, obs
+
+
+def _remember(run: RunState, check: CheckResult, tree: str | None) -> CheckResult:
+    """Issue 39: this verification's outcomes and the in-run re-run's flips recorded on its tree;
+    the tests known to be flaky from every run remembered named, never the agent's first target."""
+    if tree is None:
+        return check
+    from greenloop.cachedir import repo_dir
+
+    own = repo_dir(run.state.common_dir)
+    if own is None:
+        return check
+    flips = tuple(run.flaky[run.flips_recorded :])  # flipped on this verification's tree
+    run.flips_recorded = len(run.flaky)
+    recorded = outcomes.of_check(check, tree, source="run", full=not run.last_subset, flipped=flips)
+    outcomes.record(own, recorded)
+    known = outcomes.known_flaky(
+        outcomes.read(own),
+        real_after=run.config.flaky_real_after,
+        clean_after=run.config.flaky_clean_after,
+    )
+    return outcomes.with_known_flaky(check, known)
 
 
 def _decide(run: RunState, obs: Observation) -> Decision:

@@ -27,6 +27,7 @@ class Result(StrEnum):
     SUSPICIOUS_PASS = "suspicious_pass"
     AGENT_FAILURE = "agent_failure"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    FLAKY_ONLY = "flaky_only"
     INTERRUPTED = "interrupted"
 
     @property
@@ -51,6 +52,7 @@ RESULT_EXIT = {
     Result.TIMEOUT: 4,
     Result.UNRESOLVED: 4,
     Result.SUSPICIOUS_PASS: 5,
+    Result.FLAKY_ONLY: 6,
     Result.INTERRUPTED: 130,
 }
 
@@ -88,6 +90,8 @@ class Observation:
     """Why an exit-0 result is not trusted (no tests ran, failures in the output …)."""
     broke: tuple[str, ...] = ()
     """Declared pass-to-pass tests (issue 28) that passed at baseline and fail now."""
+    flaky_only: bool = False
+    """Every failure is a test known to be flaky from earlier runs (issue 39)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,7 +119,7 @@ NO_EDIT = "the agent changed no file, so the same failures remain"
 def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0.0) -> Decision:
     """Decide what happens after the newest observation in ``history``."""
     obs = history[-1]
-    for row in (_killed, _environment, _timeout, _green):
+    for row in (_killed, _environment, _timeout, _flaky_only, _green):
         decision = row(history, obs)
         if decision is not None:
             return decision
@@ -135,6 +139,18 @@ def decide(history: Sequence[Observation], limits: Limits, *, elapsed: float = 0
 
 def _stop(result: Result, reason: str, **kw: bool | str) -> Decision:
     return Decision(action=Action.STOP, result=result, reason=reason, **kw)  # type: ignore[arg-type]
+
+
+def _flaky_only(history: Sequence[Observation], obs: Observation) -> Decision | None:
+    """Every failure is a test known to be flaky (issue 39): nothing for the agent to fix, and
+    not green either."""
+    if not obs.flaky_only:
+        return None
+    return _stop(
+        Result.FLAKY_ONLY,
+        "only known-flaky tests fail (each passed and failed on one tree before): not green, and "
+        "nothing for the agent to fix",
+    )
 
 
 def _killed(history: Sequence[Observation], obs: Observation) -> Decision | None:

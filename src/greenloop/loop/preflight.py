@@ -125,8 +125,8 @@ def _refuse_dirty(root: Path, common: Path) -> None:
     paths = sorted({**git.status_paths(root, untracked="normal"), **inside}.items())
     made = set(read_by_products(common))
     environments = {p: what for p, code in paths if code == "??" and (what := environment(root, p))}
-    shown = "\n".join(
-        f"  {code.strip():<2} {path}{_note(path, every, made, environments)}"
+    shown = "\n".join(  # the code as `git status --short` prints it: ` M` unstaged, `M ` staged
+        f"  {code} {path}{_note(path, every, made, environments)}"
         for path, code in paths[:SHOWN_PATHS]
     )
     more = f"\n  ... and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else ""
@@ -186,14 +186,23 @@ ENVIRONMENT_MARKERS = {
 }
 
 
+BUILD_SUFFIXES = {
+    ".egg-info/": "a package's build metadata (pip install -e)",
+    ".dist-info/": "a package's install metadata",
+}
+
+
 def environment(root: Path, path: str) -> str:
-    """What environment an untracked folder holds (``.venv/``: a Python virtual environment),
-    or ``""`` when it is not one."""
+    """What environment or set-up by-product an untracked folder holds (``.venv/``: a Python
+    virtual environment; ``x.egg-info/``: ``pip install -e``'s metadata), ``""`` when none."""
     if not path.endswith("/"):
         return ""
     name = path.rstrip("/").rsplit("/", 1)[-1] + "/"
     if name in ENVIRONMENT_NAMES:
         return ENVIRONMENT_NAMES[name]
+    for suffix, what in BUILD_SUFFIXES.items():
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return what
     for marker, what in ENVIRONMENT_MARKERS.items():
         if (root / path / marker).exists():
             return what
@@ -229,3 +238,20 @@ def note_by_products(common_dir: Path, paths: tuple[str, ...]) -> None:
         target = by_products_path(common_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("".join(f"{p}\n" for p in known), encoding="utf-8")
+
+
+def keep_out_set_up(root: Path) -> tuple[str, ...]:
+    """Untracked environments and build by-products (``.venv/``, ``x.egg-info/``) written to
+    ``.git/info/exclude``, so a CI job's set-up is neither refused as uncommitted work nor
+    committed with the agent's. For ``greenloop pr`` in a CI clone, never a user's work tree."""
+    found = tuple(
+        path
+        for path, code in sorted(git.status_paths(root, untracked="normal").items())
+        if code == "??" and environment(root, path)
+    )
+    if found:
+        exclude = git.common_dir(root) / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as file:
+            file.write("".join(f"/{path}\n" for path in found))
+    return found

@@ -48,6 +48,8 @@ class RunState:
     targets: dict[str, Failure] = field(default_factory=dict)
     """Failing tests since the last full run: the next failing-first selection."""
     flaky: list[str] = field(default_factory=list)
+    flips_recorded: int = 0
+    """How many of ``flaky`` are in the outcomes memory already (issue 39)."""
     by_products: set[str] = field(default_factory=set)
     outside: set[str] = field(default_factory=set)
     agent_turn: bool = False

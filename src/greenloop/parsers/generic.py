@@ -27,7 +27,7 @@ _PLAIN_SUMMARY = re.compile(
     re.MULTILINE,
 )
 # seed 003: a runner's "[KILLED] suite" line is unresolved coverage, never a pass
-_KILLED = re.compile(r"^\s*\[KILLED\]\s*(?P<name>\S[^\n]{0,200})", re.MULTILINE)
+_KILLED = re.compile(r"^[ \t]*\[KILLED\][ \t]*(?P<name>\S[^\n]{0,200})", re.MULTILINE)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,500}(?:\x07|\x1b\\)")
 MAX_FAILURES = 500
 MAX_LINE = 4000

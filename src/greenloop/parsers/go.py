@@ -21,7 +21,7 @@ _PACKAGE = re.compile(r"^(?P<st>ok|FAIL|\?)\s+(?P<pkg>[\w./~-]+)(?:\s+|$)")
 _DIAG = re.compile(
     r"^(?:vet: )?(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>\S.*)$"
 )
-_FUNC = re.compile(r"^(?P<fn>[\w./*()\[\]{}-]+)\(.*\)$")
+_FUNC = re.compile(r"^(?=.*\)$)(?P<fn>[\w./*()\[\]{}-]+)\(.*\)$")
 _LOC = re.compile(r"^\t(?P<file>\S+\.(?:go|s)):(?P<line>\d+)")
 _SLASH = re.compile("/")
 _SIGNAL = re.compile(r"^(?:signal: (?P<sig>\w[\w ]*)|\*\*\* Test killed(?P<why>.*))$")

@@ -79,7 +79,7 @@ def _is_frame(line: str) -> bool:
 _JEST_HEAD = re.compile(r"^  ● (?P<name>\S.*)$")
 # `jest --color=true` pads its badge: " FAIL  test/x.test.ts" once the colours are stripped
 _JEST_FILE = re.compile(r"^ ?(?:FAIL|PASS|RUNS)\s+(?P<file>\S+)")
-_JEST_TESTS = re.compile(r"^Tests:\s+(?P<body>.*\d+ total)")
+_JEST_TESTS = re.compile(r"^Tests:\s++(?P<body>.*\d+ total)")
 _JEST_KILLED = re.compile(
     r"(?P<what>A jest worker process \(pid=\d+\) was terminated by another process: signal=(?P<sig>\w+)"
     r"|A worker process has failed to exit gracefully|Call retries were exceeded)"
@@ -179,7 +179,7 @@ def _jest_counts(lines: list[str], killed: list[str]) -> Counts:
     m = next((m for line in reversed(lines) if (m := _JEST_TESTS.match(line))), None)
     if m is None:
         return Counts()
-    values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    values = {w: int(n) for n, w in re.findall(r"(?<!\d)(\d+) (\w+)", m["body"])}
     # a suite that failed to run (a syntax or type error in the code under test) is an error
     recap = next((n for n, line in enumerate(lines) if line == _JEST_RECAP), 0)
     suites = sum(1 for line in lines[recap:] if line.strip() == "● Test suite failed to run")
@@ -310,7 +310,7 @@ def _vitest_counts(lines: list[str]) -> Counts:
     )
     if m is None:
         return Counts(errors=suites, summary_seen=True) if suites else Counts()
-    values = {w: int(n) for n, w in re.findall(r"(\d+) (\w+)", m["body"])}
+    values = {w: int(n) for n, w in re.findall(r"(?<!\d)(\d+) (\w+)", m["body"])}
     total = re.search(r"\((\d+)\)", m["body"])
     return Counts(
         collected=int(total.group(1)) if total else None,

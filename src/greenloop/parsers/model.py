@@ -50,6 +50,9 @@ class Failure:
     """Supporting lines: the assertion diff, expected/actual, code context."""
     severity: str = "error"
     """``error`` or ``warning``: warnings never make a stage fail on their own."""
+    phase: str = ""
+    """A test's fixture that failed outside the test's own call: ``setup`` or ``teardown``
+    (pytest's ``ERROR at teardown of test_x``, after a test that may well have passed)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

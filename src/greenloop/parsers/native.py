@@ -267,7 +267,7 @@ def _php_counts(lines: list[str]) -> Counts:
         return Counts()
     if m["ok"]:
         return Counts(collected=int(m["ok"]), passed=int(m["ok"]), summary_seen=True)
-    values = {k.lower(): int(v) for k, v in re.findall(r"(\w+): (\d+)", m["rest"])}
+    values = {k.lower(): int(v) for k, v in re.findall(r"(?<!\w)(\w+): (\d+)", m["rest"])}
     tests = int(m["tests"])
     failed, errors = values.get("failures", 0), values.get("errors", 0)
     skipped = values.get("skipped", 0) + values.get("incomplete", 0)

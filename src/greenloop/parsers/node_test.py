@@ -32,7 +32,7 @@ _SOURCE_AT = re.compile(r"^(?P<file>(?:file://)?/\S+?|\S+\.[cm]?[jt]sx?):(?P<lin
 _INTERNAL_AT = re.compile(r"^node:internal/[\w/.-]+:\d+$")
 _POINT_END = re.compile(r"^(?P<indent> *)(?:not )?ok \d+ ")
 _TAP_ESCAPE = re.compile(r"\\([#\\])")
-_TIME = re.compile(r"\s+# time=[\d.]+m?s$")
+_TIME = re.compile(r"(?<!\s)\s+# time=[\d.]+m?s$")
 _NESTED_NAME = re.compile(r"^\s*name: (?P<name>.+)$")
 _NESTED_MESSAGE = re.compile(r"^\s*message: ")
 _NODE_TRAILER = re.compile(r"^(?:# )?Node\.js v\d+\.\d+\.\d+$")

@@ -58,8 +58,10 @@ _WARN_LOC = re.compile(r"^\s+(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<type>\w+
 # a block title that is a test's own name (``test_x[a-1]``, ``TestX.test_y``), not pytest-mypy's
 # ``test session`` or ``[mypy] pkg/mod.py``
 _TEST_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:\[.*\])?$")
-_ERROR_TITLE = re.compile(r"^ERROR (?:at (?:setup|teardown) of |collecting )(?P<name>.+)$")
+_ERROR_TITLE = re.compile(r"^ERROR (?:at (?P<phase>setup|teardown) of |collecting )(?P<name>.+)$")
 PYTEST_INTERNAL = 3  # pytest's exit code for an INTERNALERROR
+# pytest (8.4+) fails an async test no plugin runs with this block, not a traceback
+NOT_NATIVE = "async def functions are not natively supported"
 
 
 def parse(inp: ParserInput) -> ParseResult:
@@ -139,11 +141,15 @@ def _block_failure(
     entry = _claim(name, category, entries, claims)
     node_id = entry.id if entry else _guess_id(name, tb, kind)
     error_type, message = tb.error_type, tb.message
+    if not message and lines and lines[0].startswith(NOT_NATIVE):  # pytest's fail(), no traceback
+        error_type, message = "Failed", lines[0].strip()
     if entry and not (error_type and message):
         etype, emsg = split_exception(entry.text)
         error_type, message = error_type or etype, message or emsg
     error_type, message, detail = doctest_failure(lines, error_type, message, tb.detail)
-    return _failure(kind, node_id, tb, error_type, message, detail)
+    failure = _failure(kind, node_id, tb, error_type, message, detail)
+    phase = _ERROR_TITLE.match(title or "")
+    return replace(failure, phase=phase["phase"] or "") if phase else failure
 
 
 def _failure(

@@ -185,9 +185,11 @@ def _failures(records: _Records, root: str) -> tuple[Failure, ...]:
     failures = [
         _collect_failure(nodeid, rec, root) for nodeid, rec in records.collect_errors.items()
     ]
-    for (nodeid, _), rep in records.reports.items():
+    for (nodeid, when), rep in records.reports.items():
         if rep.get("outcome") == "failed" and len(failures) < MAX_FAILURES:
-            failures.append(_report_failure(nodeid, rep, root))
+            failure = _report_failure(nodeid, rep, root)
+            phase = when if when in ("setup", "teardown") else ""
+            failures.append(replace(failure, phase=phase) if phase else failure)
     return tuple(failures)
 
 

@@ -14,7 +14,8 @@ SUMMARY = re.compile(
     re.MULTILINE,
 )
 _PART = re.compile(
-    r"(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?|deselected)"
+    r"(?<!\d)(\d+) ((?:subtests )?(?:failed|passed)|errors?|skipped|xfailed|xpassed|warnings?"
+    r"|deselected)"
 )
 _BANNER = re.compile(r"^=+ test session starts =+[ \t]*$", re.MULTILINE)
 _COLLECTED = re.compile(r"(?:^|\.\.\. )collected (\d+) items?", re.MULTILINE)

@@ -10,7 +10,7 @@ from greenloop.parsers.pytest_counts import SUMMARY, split_sessions
 
 MAX_BLOCKS = 200
 MAX_FAILURES = 500
-_SECTION = re.compile(r"=+ (?P<name>[^=\n]+?) =+[ \t]*")
+_SECTION = re.compile(r"(?<!=)=+ (?P<name>[^=\n]+?) =+[ \t]*")
 SECTIONS = (
     "ERRORS",
     "FAILURES",
@@ -30,8 +30,8 @@ _ENTRY = re.compile(
     re.M,
 )
 _VERBOSE = re.compile(
-    r"^(?:\[gw\d+\] \[ *\d+%\] (?P<cat1>FAILED|ERROR) (?P<id1>\S+::[^\n]+?)"
-    r"|(?P<id2>\S+::[^\n]+?) (?P<cat2>FAILED|ERROR)(?: +\[ *\d+%\])?)[ \t]*$",
+    r"^(?:\[gw\d+\] \[ *\d+%\] (?P<cat1>FAILED|ERROR) (?P<id1>(?>\S+?::)[^\n]+?)"
+    r"|(?P<id2>(?>\S+?::)[^\n]+?) (?P<cat2>FAILED|ERROR)(?: +\[ *\d+%\])?)[ \t]*$",
     re.MULTILINE,
 )
 

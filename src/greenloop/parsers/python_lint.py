@@ -39,7 +39,8 @@ _DIFF_FILE = re.compile(r"^--- (?P<file>[^\t\n]+?)(?:\t[^\n]*)?\n\+\+\+ ", re.MU
 _FORMAT_TOTAL = re.compile(r"^(\d+) files? would be reformatted", re.MULTILINE)
 _FORMAT_TOTAL_LINE = re.compile(r"^\d+ files? would be reformatted[^\n]*$", re.MULTILINE)
 _STATISTICS = re.compile(
-    r"^\s*(?P<n>\d+)\s+(?P<code>[A-Z]+\d+)\s+(?:\[[* ]\]\s+)?(?P<name>[\w-]+)\s*$", re.M
+    r"^[ \t]*(?P<n>\d+)[ \t]+(?P<code>[A-Z]+\d+)[ \t]+(?:\[[* ]\][ \t]+)?(?P<name>[\w-]+)[ \t]*$",
+    re.M,
 )
 # Linear: the indent and the file split at the first non-space, never at every position.
 _PYRIGHT = re.compile(

@@ -11,7 +11,7 @@ from greenloop.parsers.model import Counts, Failure, Kind, ParseResult, ParserIn
 _FAIL = re.compile(r'^ +FAIL  (?:(?P<suite>\S.*?)  )?"(?P<name>.*)"$')
 _TOTAL = re.compile(r"^  (?P<what>Total|Passed|Skipped):\s+(?P<n>\d+)$")
 _OPERATOR = re.compile(
-    r"\s+\((?:is|equal|ok|not|type|instance|match|snapshot|fixture|throws)\S*\)$"
+    r"(?<!\s)\s+\((?:is|equal|ok|not|type|instance|match|snapshot|fixture|throws)\S*\)$"
 )
 
 

@@ -38,6 +38,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="stop before a call that would pass this spend",
     )
     p.add_argument("--max-tokens", type=int, metavar="N", help="the same cap in model tokens")
+    p.add_argument(
+        "--pr-max-cost",
+        type=float,
+        metavar="USD",
+        help="what every run on this PR may spend together (kept in greenloop's comment; exit 7 "
+        "once spent)",
+    )
+    p.add_argument(
+        "--pr-max-attempts",
+        type=int,
+        metavar="N",
+        help="runs with the agent on this PR at most (kept in greenloop's comment; exit 7 after)",
+    )
     p.add_argument("--html", metavar="PATH", help="also write the run's report as an HTML page")
     p.add_argument(
         "--no-comment",

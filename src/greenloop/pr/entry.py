@@ -51,7 +51,8 @@ def main(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> i
             result = run_pr(
                 root, agent, context=context, forge=forge, config=config, mode=args.mode,
                 command=args.command, comment=args.comment, progress=display.line,
-                phase=display.phase,
+                phase=display.phase, pr_max_cost=args.pr_max_cost,
+                pr_max_attempts=args.pr_max_attempts,
             )  # fmt: skip
     finally:
         display.close()

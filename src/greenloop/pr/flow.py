@@ -14,10 +14,20 @@ from greenloop.config import Config
 from greenloop.loop.history import LoopResult
 from greenloop.loop.loop import run_loop
 from greenloop.loop.policy import Result
+from greenloop.loop.preflight import keep_out_set_up
 from greenloop.loop.session import Progress
+from greenloop.loop.spend import spent_of
 from greenloop.pr.branch import Refused, fix_branch, on_head_branch, own_commit, push, refuse_unsafe
+from greenloop.pr.budget import (
+    EXIT_BUDGET_SPENT,
+    PrBudget,
+    marker,
+    read_budget,
+    spent_reason,
+    summary,
+)
 from greenloop.pr.comment import comment_body, pr_view
-from greenloop.pr.forge import Annotation, Forge, ForgeError, PrContext
+from greenloop.pr.forge import COMMENT_MARKER, Annotation, Forge, ForgeError, PrContext
 from greenloop.pr.result import Action, PrResult
 from greenloop.redact import redact
 from greenloop.report import render as report
@@ -53,15 +63,44 @@ def run_pr(
     comment: bool = True,
     progress: Progress = lambda line: None,
     phase: Progress = lambda label: None,
+    pr_max_cost: float | None = None,
+    pr_max_attempts: int | None = None,
 ) -> PrResult:
     """The loop on the pull request's head, then what ``mode`` says (the library API)."""
     root = git.get_root(Path(repo).resolve()) or Path(repo).resolve()
     refuse_unsafe(context, mode)
+    capped = pr_max_cost is not None or pr_max_attempts is not None
+    if capped and (forge is None or not comment):
+        raise Refused(
+            "--pr-max-cost and --pr-max-attempts keep the PR's spend in greenloop's own comment "
+            "on it: they need the comment (no --no-comment) and a forge token"
+        )
     if forge is None and (mode == "pr" or comment):
         raise Refused("no forge token: a fix PR and the comment need one (GITHUB_TOKEN)")
     on_head_branch(root, context)
     if own_commit(root):
         return PrResult(result="skipped", exit_code=0, action=Action.NOTHING, reason=OWN_COMMIT)
+    if context.failing_check:  # reproduce what failed in CI before anything else (issue 38)
+        from dataclasses import replace
+
+        both = "both" if config.stages_from == "detect" else config.stages_from
+        config = replace(config, stages_from=both, ci_first=context.failing_check)
+        progress(f"pr · the failing check {context.failing_check!r} runs first")
+    budget = PrBudget()
+    if capped and forge is not None:  # issue 39: what earlier runs on this PR spent
+        own = forge.find_comment()
+        budget = read_budget(own.body if own else "")
+        over = spent_reason(budget, max_cost=pr_max_cost, max_attempts=pr_max_attempts)
+        if over:
+            return _budget_spent(forge, budget, over, pr_max_cost, pr_max_attempts, progress)
+        if pr_max_cost is not None:
+            from dataclasses import replace
+
+            left = pr_max_cost - budget.spent_usd
+            config = replace(config, max_cost=min(config.max_cost or left, left))
+    kept_out = keep_out_set_up(root)
+    if kept_out:
+        progress(f"pr · the set-up's by-products kept out of git: {', '.join(kept_out)}")
     loop = run_loop(root, agent, config=config, command=command, progress=progress, phase=phase)
     data = report.loop_json(loop)
     done = act(
@@ -76,6 +115,15 @@ def run_pr(
     body = comment_body(loop, context, done.action, markdown, pushed=done.pushed,
                         branch=done.branch, pull_url=done.pull_url, detail=done.detail,
                         diff=done.diff)  # fmt: skip
+    if capped:
+        spent = spent_of([h.usage for h in loop.history]).cost_usd
+        budget = PrBudget(
+            spent_usd=round(budget.spent_usd + spent, 6),
+            attempts=budget.attempts + (1 if loop.iterations else 0),
+            last=loop.result.value if loop.iterations else budget.last,
+        )
+        line = summary(budget, max_cost=pr_max_cost, max_attempts=pr_max_attempts)
+        body = f"{body.rstrip()}\n\n{line}\n{marker(budget)}\n"
     if comment and forge and not context.number:
         progress("pr · warning: no pull request number known (the event, GITHUB_REF): no comment")
     comment_url = _comment(forge, body, progress) if comment and forge and context.number else ""
@@ -173,12 +221,41 @@ def annotate(
     return tuple(found)
 
 
+def _budget_spent(
+    forge: Forge,
+    budget: PrBudget,
+    over: str,
+    max_cost: float | None,
+    max_attempts: int | None,
+    progress: Progress,
+) -> PrResult:
+    """No agent: the comment says what was spent over how many runs, and hands the PR over."""
+    line = summary(budget, max_cost=max_cost, max_attempts=max_attempts)
+    reason = f"this pull request's budget is spent: {over}; no agent was called"
+    body = (
+        f"{COMMENT_MARKER}\n## ⛔ greenloop: budget spent\n\n{reason}. {line}\n\n"
+        "A human takes it from here (raise --pr-max-cost or --pr-max-attempts to go on).\n"
+        f"{marker(budget)}\n"
+    )
+    progress(f"pr · {reason}")
+    url = _comment(forge, body, progress)
+    return PrResult(
+        result="budget_spent",
+        exit_code=EXIT_BUDGET_SPENT,
+        action=Action.NOTHING,
+        reason=reason,
+        comment_url=url,
+    )
+
+
 def _comment(forge: Forge, body: str, progress: Progress) -> str:
     try:
         made = forge.upsert_comment(redact(body))
     except ForgeError as exc:
         progress(f"pr · warning: the comment was not written: {exc}")
         return ""
+    for other in getattr(forge, "ignored", ()):  # issue 39: a marker proves no authorship
+        progress(f"pr · ignored {other}: it carries greenloop's marker but is not greenloop's own")
     return made.url
 
 

@@ -47,6 +47,9 @@ class PrContext:
     """The pull request's web page."""
     event: str = ""
     """The event that started the job (``pull_request``, ``check_run``, ``merge_request`` …)."""
+    failing_check: str = ""
+    """The CI check whose failure started the job (issue 38): a ``check_run``'s name (the job's
+    name) or a ``workflow_run``'s workflow file; ``""`` when the event names none."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

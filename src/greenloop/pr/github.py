@@ -17,6 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ MAX_PAGES = 50  # 5,000 comments: a bound, not a limit anyone meets
 MAX_ANNOTATIONS = 50  # GitHub takes at most 50 per request
 MAX_BODY = 65_000  # a comment's body is capped at 65,536 characters
 CHECK_NAME = "greenloop"
+ACTIONS_BOT = "github-actions[bot]"
+"""Who Actions' GITHUB_TOKEN writes as (an installation token: ``GET /user`` refuses it)."""
 PR_EVENTS = ("pull_request", "pull_request_target")
 
 
@@ -47,19 +50,53 @@ class GitHub:
 
     name = "github"
 
-    def __init__(self, context: PrContext, *, token: str, api_url: str = DEFAULT_API) -> None:
+    def __init__(
+        self,
+        context: PrContext,
+        *,
+        token: str,
+        api_url: str = DEFAULT_API,
+        environ: Mapping[str, str] = os.environ,
+    ) -> None:
         self.context = context
         self._token = token
         self._api = api_url.rstrip("/")
+        self._environ = environ
+        self._login: str | None = None
+        self.ignored: list[str] = []
+        """Comments that carry greenloop's marker but are not greenloop's own (issue 39)."""
 
     # ---- the Forge protocol
 
     def find_comment(self, marker: str = COMMENT_MARKER) -> Comment | None:
+        """greenloop's own comment: the marker AND the token's author; a marker in anyone
+        else's comment (copied, or forged) is ignored, never edited, and listed in ``ignored``."""
         path = f"/repos/{self.context.repo}/issues/{self.context.number}/comments"
+        me = self.identity()
         for item in self._pages(path):
-            if marker in str(item.get("body") or ""):
+            if marker not in str(item.get("body") or ""):
+                continue
+            author = str((item.get("user") or {}).get("login") or "")
+            if me and author == me:
                 return _comment(item)
+            self.ignored.append(f"comment {item.get('id')} by {author or 'an unknown author'}")
         return None
+
+    def identity(self) -> str:
+        """The login the token writes comments as: ``GREENLOOP_COMMENT_LOGIN``, else ``GET /user``
+        (a personal or fine-grained token), else, for an installation token in an Actions job
+        (``GET /user`` refuses those), ``github-actions[bot]``; "" when unknown (then no comment
+        is taken as greenloop's own: a new one is written)."""
+        if self._login is None:
+            self._login = self._environ.get("GREENLOOP_COMMENT_LOGIN") or self._user_login()
+        return self._login
+
+    def _user_login(self) -> str:
+        try:
+            data, _ = self._request("GET", "/user")
+        except ForgeError:
+            return ACTIONS_BOT if self._environ.get("GITHUB_ACTIONS") == "true" else ""
+        return str(data.get("login") or "") if isinstance(data, dict) else ""
 
     def upsert_comment(self, body: str, marker: str = COMMENT_MARKER) -> Comment:
         if marker not in body:
@@ -261,7 +298,18 @@ def read_context(
             "not set): run greenloop pr on pull_request, check_run, check_suite, workflow_run or "
             "a pull request's issue_comment/label event"
         )
-    return _context(repo, event_name, pull, base)
+    return replace(_context(repo, event_name, pull, base), failing_check=_failing(payload))
+
+
+def _failing(payload: Mapping[str, Any]) -> str:
+    """The failed check the event is about: its job's name, or its workflow's file."""
+    run = payload.get("check_run") or {}
+    if isinstance(run, dict) and run.get("conclusion") in ("failure", "timed_out"):
+        return str(run.get("name") or "")
+    workflow = payload.get("workflow_run") or {}
+    if isinstance(workflow, dict) and workflow.get("conclusion") in ("failure", "timed_out"):
+        return str(workflow.get("path") or "")
+    return ""
 
 
 def _payload(path: str) -> dict[str, Any]:

@@ -134,16 +134,38 @@ class GitLabForge:
         self._project = urllib.parse.quote(project or mr_project, safe="")
         self._auth = auth
         self._job_url = job_url
+        self._username: str | None = None
+        self.ignored: list[str] = []
+        """Notes that carry greenloop's marker but are not greenloop's own (issue 39)."""
 
     # ---- the Protocol ----
 
     def find_comment(self, marker: str = COMMENT_MARKER) -> Comment | None:
+        """greenloop's own note: the marker AND the token's user as its author; anyone else's
+        note carrying the marker is ignored, never edited, and listed in ``ignored``."""
         path = f"{self._notes_path()}?sort=asc&order_by=created_at&per_page={PER_PAGE}"
+        me = self.identity()
         for note in self._pages(path):
             body = str(note.get("body") or "")
-            if marker in body and not note.get("system"):
+            if marker not in body or note.get("system"):
+                continue
+            author = note.get("author")
+            username = str(author.get("username") or "") if isinstance(author, dict) else ""
+            if me and username == me:
                 return self._comment(note)
+            self.ignored.append(f"note {note.get('id')} by {username or 'an unknown author'}")
         return None
+
+    def identity(self) -> str:
+        """The username the token writes notes as (``GET /user``: a personal, project or group
+        access token's user, its bot for the latter two); "" when GitLab will not say."""
+        if self._username is None:
+            try:
+                user = self._call("GET", "/user")
+            except ForgeError:
+                user = None
+            self._username = str(user.get("username") or "") if isinstance(user, dict) else ""
+        return self._username
 
     def upsert_comment(self, body: str, marker: str = COMMENT_MARKER) -> Comment:
         if marker not in body:  # without it no later run finds the note again

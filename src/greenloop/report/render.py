@@ -59,6 +59,8 @@ def verdict_word(result: CheckResult) -> str:
     """``NO TESTS RAN`` rather than ``UNTRUSTED GREEN`` when that is the whole story."""
     failing = result.failing
     reasons = failing.classification.reasons if failing else ()
+    if result.flaky_only:
+        return "ONLY KNOWN-FLAKY TESTS FAILED"
     if result.verdict.value == "untrusted" and any("no tests" in r for r in reasons):
         return "NO TESTS RAN"
     return VERDICT_WORDS[result.verdict.value]
@@ -98,6 +100,8 @@ def check_json(result: CheckResult, digest: Digest) -> dict[str, Any]:
         "digest_tokens": digest.tokens,
         "for_agent": digest.for_agent,
         "rewritten": list(result.rewritten),
+        "known_flaky": list(result.known_flaky),
+        "flaky_only": result.flaky_only,
     }
 
 
@@ -174,10 +178,20 @@ def _escape_prop(text: str) -> str:
 def render_cascade(cascade: Cascade, fmt: str) -> str:
     if fmt == "json":
         stages = [
-            {"name": s.name, "command": s.display, "why": s.why, "fix": s.fix}
+            {
+                "name": s.name,
+                "command": s.display,
+                "why": s.why,
+                "fix": s.fix,
+                "origin": s.origin,
+                "cwd": s.cwd or ".",
+            }
             for s in cascade.stages
         ]
-        shape: dict[str, Any] = {"source": cascade.source, "stages": stages}
+        skipped = [
+            {"origin": k.origin, "command": k.command, "reason": k.reason} for k in cascade.skipped
+        ]
+        shape: dict[str, Any] = {"source": cascade.source, "stages": stages, "skipped": skipped}
         if cascade.workspace is not None:  # issue 29: a monorepo's packages
             from greenloop.detect.packages import workspace_json
 
@@ -191,6 +205,9 @@ def render_cascade(cascade: Cascade, fmt: str) -> str:
         from greenloop.detect.packages import workspace_text
 
         lines.append(workspace_text(cascade.workspace))
+    if cascade.skipped:
+        lines.append("CI steps not taken as stages:")
+        lines += [f"  {k.origin}  {k.command[:80]}\n     why: {k.reason}" for k in cascade.skipped]
     return "\n".join(lines) + "\n"
 
 

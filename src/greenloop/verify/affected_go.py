@@ -62,7 +62,10 @@ def related(
     if not chosen:
         return Choice(subset=None, reason=f"none: no package's tests reach the {len(hit)} changed")
     if len(chosen) == len(graph.tested):
-        return Choice(subset=None, reason=f"none: every package's tests reach the edit ({reason})")
+        return Choice(  # not "none": every package is affected, so the full run is the step
+            subset=None,
+            reason=f"all: every package's tests reach the edit ({reason}); the gate runs them",
+        )
     narrowed = with_argv(stage, ["go", "test", *kept, *chosen])
     return Choice(subset=Subset(stage=narrowed, ids=tuple(chosen)), reason=reason)
 

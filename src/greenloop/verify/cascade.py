@@ -50,6 +50,10 @@ class StageRun:
         return all(f.kind in (Kind.BUILD, Kind.CRASH) and not f.code for f in parsed.errors)
 
 
+EXIT_FLAKY_ONLY = 6
+"""``check``: every failure is a test known to be flaky (issue 39)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckResult:
     """One run of the cascade: every stage run, the overall verdict, what was not run."""
@@ -60,10 +64,14 @@ class CheckResult:
     duration_s: float
     not_run: tuple[str, ...] = ()
     """Stages skipped because an earlier stage failed."""
+    known_flaky: tuple[str, ...] = ()
+    """Failing tests that passed and failed on one tree before (issue 39): never the first to fix."""
+    flaky_only: bool = False
+    """Every failure is a known-flaky test: not green, not the code's failure (exit 6)."""
 
     @property
     def exit_code(self) -> int:
-        return self.verdict.exit_code
+        return EXIT_FLAKY_ONLY if self.flaky_only else self.verdict.exit_code
 
     @property
     def failing(self) -> StageRun | None:

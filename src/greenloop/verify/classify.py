@@ -17,6 +17,14 @@ from greenloop.verify.classify_output import (
     unset_variable,
     usage_error,
 )
+from greenloop.verify.classify_plugins import (
+    ini_plugin,
+    missing_async_plugin,
+    option_plugin,
+    refused_advice,
+    refused_options,
+    skipped_async_tests,
+)
 from greenloop.verify.classify_repository import (
     foreign_import,
     module_not_installed,
@@ -101,7 +109,7 @@ def classify(
     if env is not None:
         return env
     if run.exit_code == 0:
-        return _judge_green(run, parsed, command)
+        return skipped_async_tests(run, parsed, root) or _judge_green(run, parsed, command)
     if _is_pytest(parsed) and run.exit_code == PYTEST_NO_TESTS:
         return Classification(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)
@@ -161,7 +169,7 @@ def environment_problem(
     what it says beside the repository's own files (``root``)."""
     if run.exit_code == 0:
         return None
-    return _told_by_output(run, parsed, repo_modules) or (
+    return _told_by_output(run, parsed, repo_modules, root) or (
         _told_by_repository(run, parsed, root) if root else None
     )
 
@@ -180,13 +188,15 @@ def _told_by_repository(
 
 
 def _told_by_output(
-    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str], root: str = ""
 ) -> Classification | None:
-    """What the output alone says, asked in this order: the first answer wins."""
+    """What the output says, asked in this order: the first answer wins (``root``: where the
+    project declares a plugin the output shows missing)."""
     text = run.merged
     return (
         _could_not_run(run)
-        or _pytest_refused(run, parsed, repo_modules)
+        or _pytest_refused(run, parsed, repo_modules, root)
+        or missing_async_plugin(run, parsed, root)
         or _make_could_not_run_a_tool(text)
         or _wrong_command_line(run)
         or toolchain_too_old(run)
@@ -213,7 +223,7 @@ def _could_not_run(run: ProcessResult) -> Classification | None:
 
 
 def _pytest_refused(
-    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str]
+    run: ProcessResult, parsed: ParseResult, repo_modules: Collection[str], root: str = ""
 ) -> Classification | None:
     # a conftest that imports the project exits 4 on the project's own SyntaxError: code, not env
     conftest = "ImportError while loading conftest" in run.merged
@@ -223,11 +233,25 @@ def _pytest_refused(
     # structlog without its test group: "Unknown config option: asyncio_…" (a plugin's
     # option) is the last line, the modules that were not installed are the cause
     what = "internal error" if run.exit_code == PYTEST_INTERNAL else "usage error"
+    refused = refused_options(run) if run.exit_code == PYTEST_USAGE else _internal_line(parsed)
+    plugin, where = option_plugin(refused, root)
+    if not plugin:
+        plugin, where = ini_plugin(run.merged, root)
+    why = f"pytest {what} (exit {run.exit_code})"
     return module_not_installed(run.merged, repo_modules) or Classification(
         verdict=Verdict.ENV_FAILURE,
-        reasons=(f"pytest {what} (exit {run.exit_code})",),
-        evidence=_last_line(run.merged),
+        reasons=(f"{why}: the run needs {plugin}, not installed" if plugin else why,),
+        evidence=refused or _last_line(run.merged),
+        advice=refused_advice(plugin, where),
     )
+
+
+def _internal_line(parsed: ParseResult) -> str:
+    """The exception an INTERNALERROR ended with, not the summary line below it."""
+    crash = next((f for f in parsed.failures if f.code == INTERNAL_ERROR), None)
+    if crash is None or not crash.error_type:
+        return ""
+    return f"INTERNALERROR> {': '.join(p for p in (crash.error_type, crash.message) if p)}"
 
 
 def _make_could_not_run_a_tool(text: str) -> Classification | None:

@@ -125,7 +125,10 @@ def _submodule_paths(root: str) -> list[str]:
             text = handle.read()
     except (OSError, UnicodeDecodeError):
         return []
-    return [m.group(1).strip("/") for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.M)]
+    return [
+        m.group(1).strip("/")
+        for m in re.finditer(r"^[ \t]*path[ \t]*=[ \t]*(\S(?:.*\S)?)[ \t]*$", text, re.M)
+    ]
 
 
 def stale_install(parsed: ParseResult, root: str) -> Classification | None:

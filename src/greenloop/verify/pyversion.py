@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_REQUIRES = re.compile(r"""^\s*requires-python\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+_REQUIRES = re.compile(r"""^[ \t]*requires-python\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 _CLAUSE = re.compile(r"^(~=|==|!=|<=|>=|<|>)\s*(\d+(?:\.\d+)*)(\.\*)?$")
 
 Version = tuple[int, ...]

@@ -6,6 +6,8 @@ Three payloads, each fed to ``greenloop hook post-tool`` on stdin as Claude Code
 real git repository:
 
 - ``pass-through``: PostToolUse of ``ls -la`` (2 KB of stdout): no runner named, nothing to do;
+- ``pass-through, stages``: the same in a repository whose pyproject.toml configures stages: the
+  gate reads their programs from the file's bytes and loads no configuration, git or processes;
 - ``pre-tool``: PreToolUse of ``git status``: the same answer before the call;
 - ``1 MB verifier``: PostToolUse of a wrapped ``python -m pytest`` whose output is a real pytest
   run of a generated suite (long assertion diffs, about 1 MB), exit 1: parsed, classified,
@@ -32,7 +34,13 @@ from _harness import GREENLOOP, PYTHON, cached_env, machine, time_command, today
 
 from greenloop.integrations.tool_hosts import wrap
 
-GOALS_MS = {"pass-through": 40.0, "pre-tool": 40.0, "1 MB verifier": 100.0}
+GOALS_MS = {
+    "pass-through": 40.0,
+    "pass-through, stages": 40.0,
+    "pre-tool": 40.0,
+    "1 MB verifier": 100.0,
+}
+STAGES = '[[tool.greenloop.stage]]\nname = "tests"\nrun = "./scripts/check.sh"\n'
 CALLGRIND = ("valgrind", "--tool=callgrind")
 TEST = (
     "import pytest\n\n\n"
@@ -69,19 +77,19 @@ def real_output(root: Path, size: int = 1_000_000) -> str:
     return out
 
 
-def payloads(root: Path, output: str) -> dict[str, str]:
+def payloads(root: Path, output: str, staged: Path) -> dict[str, str]:
     command = f"{PYTHON} -m pytest -vv -p no:cacheprovider tests"
     response = {"stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
     base = {"session_id": "bench", "cwd": str(root), "tool_name": "Bash"}
+    listing = {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_input": {"command": "ls -la", "description": "list"},
+        "tool_response": {**response, "stdout": "-rw-r--r-- 1 dev dev 0 file\n" * 70},
+    }
     return {
-        "pass-through": json.dumps(
-            {
-                **base,
-                "hook_event_name": "PostToolUse",
-                "tool_input": {"command": "ls -la", "description": "list"},
-                "tool_response": {**response, "stdout": "-rw-r--r-- 1 dev dev 0 file\n" * 70},
-            }
-        ),
+        "pass-through": json.dumps(listing),
+        "pass-through, stages": json.dumps({**listing, "cwd": str(staged)}),
         "pre-tool": json.dumps(
             {
                 **base,
@@ -126,11 +134,13 @@ def main() -> None:
     env = cached_env()
     with tempfile.TemporaryDirectory() as tmp:
         root = make_repo(Path(tmp) / "repo")
+        staged = make_repo(Path(tmp) / "staged")
+        (staged / "pyproject.toml").write_text(STAGES)
         output = real_output(root)
         rows = []
         files = {}
-        for name, payload in payloads(root, output).items():
-            files[name] = Path(tmp) / f"{name.replace(' ', '-')}.json"
+        for name, payload in payloads(root, output, staged).items():
+            files[name] = Path(tmp) / f"{name.replace(' ', '-').replace(',', '')}.json"
             files[name].write_text(payload)
         base_wall, base_cpu = time_command([PYTHON, "-c", "pass"], runs=args.runs, env=env)
         base_instr = (

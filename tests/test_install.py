@@ -464,3 +464,34 @@ def test_install_for_codex_warns_when_its_hooks_are_turned_off(
     out = greenloop(root, "install", "codex", home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "turns Codex's hooks off" in out.stdout
+
+
+def test_uninstall_removes_the_pre_tool_use_wrap_the_user_added_and_gives_the_bytes_back(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    original = '{\n  "model": "opus"\n}\n'
+    root = make_repo({".claude/settings.json": original})
+    path = root / ".claude" / "settings.json"
+    assert greenloop(root, "install", "claude", home=tmp_path).returncode == 0
+    data = settings(path)  # the documented opt-in wrap, added by hand beside install's entries
+    data["hooks"]["PreToolUse"] = [{"matcher": "Bash", "hooks": [TOOL]}]
+    path.write_text(json.dumps(data, indent=2))
+    out = greenloop(root, "uninstall", "claude", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert path.read_text() == original  # untouched otherwise: its very bytes
+
+
+def test_uninstall_leaves_no_entry_that_runs_greenloop_under_any_event(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    before = {
+        "hooks": {
+            e: [{"matcher": "Bash", "hooks": [THEIRS, TOOL]}]
+            for e in ("PreToolUse", "SubagentStop")
+        }
+    }
+    root = make_repo({".claude/settings.json": json.dumps(before)})
+    assert greenloop(root, "uninstall", "claude", home=tmp_path).returncode == 0
+    after = settings(root / ".claude" / "settings.json")
+    assert "greenloop" not in json.dumps(after)
+    assert after["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}]

@@ -273,7 +273,8 @@ def test_output_no_parser_reads_passes_through_untouched(calc_repo: Path) -> Non
 
 def test_a_long_unparsed_output_passes_through_as_head_and_tail(calc_repo: Path) -> None:
     text = "".join(f"line {i} of something no parser knows\n" for i in range(5000))
-    seen = replaced(run_post_tool(claude_post(calc_repo, "make test", text, 2), environ=ENV))
+    # wrapped: Claude Code hands PostToolUseFailure only the first 10,000 characters
+    seen = replaced(run_post_tool(wrapped_post(calc_repo, "make test", text, 2), environ=ENV))
     assert seen.startswith("line 0 of")
     assert "line 4999 of" in seen
     assert "characters cut by greenloop" in seen
@@ -311,9 +312,24 @@ def test_a_non_verifier_command_gets_no_reply(calc_repo: Path) -> None:
     )
 
 
+def with_post_tool_entry(repo: Path) -> None:
+    """``greenloop install claude``'s PostToolUse entry, which reads a wrapped command back."""
+    hooks = {
+        "PostToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "greenloop hook post-tool"}],
+            }
+        ]
+    }
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+
+
 def test_pre_tool_use_wraps_a_verifier_so_its_exit_code_reaches_post_tool_use(
     calc_repo: Path,
 ) -> None:
+    with_post_tool_entry(calc_repo)
     payload = {
         "hook_event_name": "PreToolUse",
         "cwd": str(calc_repo),
@@ -332,6 +348,20 @@ def test_pre_tool_use_wraps_a_verifier_so_its_exit_code_reaches_post_tool_use(
     )
     assert run.returncode == 0
     assert run.stdout.rstrip().endswith("[greenloop: exit 1]")
+
+
+def test_pre_tool_use_wraps_nothing_without_the_post_tool_use_entry_that_reads_it_back(
+    calc_repo: Path,
+) -> None:
+    # the wrapped command exits 0 whatever the tests did: only greenloop's PostToolUse reads
+    # the exit code back, so without that entry (uninstalled, or never installed) no wrap
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(calc_repo),
+        "tool_name": "Bash",
+        "tool_input": {"command": PYTEST},
+    }
+    assert run_post_tool(json.dumps(payload).encode(), environ=ENV) == HookAnswer()
 
 
 @pytest.mark.parametrize(
@@ -443,3 +473,20 @@ def test_the_gate_looks_further_only_where_stages_are_configured(
     assert nothing_to_do(claude_post(plain, "./check.sh", "", 0), {})
     assert not nothing_to_do(claude_post(plain, "npx vitest run", "", 0), {})
     assert nothing_to_do(claude_post(plain, "pytest", "", 0), {"GREENLOOP_TOOL_OUTPUT": "off"})
+
+
+def test_where_stages_are_configured_a_command_naming_none_of_their_programs_is_let_through(
+    make_repo: Callable[..., Path],
+) -> None:
+    stage = (
+        '[[tool.greenloop.stage]]\nname = "tests"\nrun = "CI=1 ./check.sh --all"\n'
+        "[[tool.greenloop.stage]]\nname = \"lint\"\nrun = 'lint-all src'\n"
+    )
+    repo = make_repo({"pyproject.toml": stage})
+    for command in ("ls -la", "git diff", "cat README.md"):  # before config or git is loaded
+        assert nothing_to_do(claude_post(repo, command, "x\n", 0), {}), command
+    for command in ("./check.sh --all", "cd sub && lint-all src"):
+        assert not nothing_to_do(claude_post(repo, command, "x\n", 0), {}), command
+    answer = run_post_tool(claude_post(repo, "ls -la", "x\n", 0), environ=ENV)
+    assert answer == HookAnswer()
+    assert not (repo / ".git" / "greenloop").exists()  # nothing loaded, nothing written

@@ -101,7 +101,7 @@ def test_run_whose_agent_edits_inside_a_submodule_ends_and_names_the_edits_it_le
     assert (root / "lib" / "lib.py").read_text() == "X = 2\n"  # nothing lost
     again = greenloop(root, "run", "--agent", "true", "--yes")
     assert again.returncode == 2
-    assert "M  lib" in again.stderr  # the next run still refuses the uncommitted edit
+    assert "   M lib" in again.stderr  # the next run still refuses the uncommitted edit (git: " M")
 
 
 def test_check_from_a_source_subdirectory_verifies_the_work_tree_it_belongs_to(

@@ -14,14 +14,8 @@ from pathlib import Path
 
 from greenloop.detect.manifests import read_workspaces
 from greenloop.detect.manifests_shared import Member
-from greenloop.detect.stages import (
-    Cascade,
-    Package,
-    Stage,
-    Workspace,
-    command_from_docs,
-    detect_stages,
-)
+from greenloop.detect.stages import Cascade, Stage, command_from_docs, detect_stages
+from greenloop.detect.workspace import Package, Workspace
 
 
 def find_workspace(root: Path) -> Workspace | None:

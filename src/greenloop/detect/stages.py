@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from greenloop.detect.stage import Stage
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
 if TYPE_CHECKING:
     from greenloop.detect.ci import CiSkip
+    from greenloop.detect.workspace import Workspace
+
+__all__ = ["Cascade", "Stage"]  # Stage is defined in stage.py, imported from here too
 ORDER = ("format", "lint", "type", "test", "build", "fresh")
 # npm's placeholder for a project without tests.
 NPM_NO_TEST = "no test specified"
@@ -32,92 +36,6 @@ MYPY_CONFIGS = (
     ("setup.cfg", "[mypy]"),
 )
 _DOC_COMMENT = re.compile(r"<!--\s*greenloop:\s*(.+?)\s*-->")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Stage:
-    """One verifier stage."""
-
-    name: str
-    command: tuple[str, ...] | str
-    """An argv tuple, or a user's shell string (run with ``sh -c``)."""
-    why: str
-    """Why this stage was chosen, for ``greenloop detect``."""
-    fix: bool = False
-    timeout: float | None = None
-    timeout_origin: str = ""
-    """Who set the limit this stage runs under (``--timeout``, a config key); ``""``: the default."""
-    cwd: str = ""
-    """The folder it runs in, relative to the repository root (a monorepo's package); ``""``: the root."""
-    package: str = ""
-    """The workspace package it verifies (issue 29); ``""``: not a package's stage."""
-    origin: str = ""
-    """``PATH:LINE`` of the CI step it was taken from (issue 38); ``""``: not from CI."""
-
-    @property
-    def display(self) -> str:
-        command = self.command if isinstance(self.command, str) else shlex.join(self.command)
-        return f"cd {shlex.quote(self.cwd)} && {command}" if self.cwd else command
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return ("sh", "-c", self.command) if isinstance(self.command, str) else self.command
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Package:
-    """One package of a workspace and the verifier stages detected in its folder."""
-
-    name: str
-    path: str
-    """Its folder relative to the repository root (POSIX); ``""``: the root is itself a package."""
-    kind: str
-    manifest: str
-    stages: tuple[Stage, ...]
-    deps: tuple[str, ...]
-    """Names of the sibling packages it depends on."""
-
-    @property
-    def where(self) -> str:
-        return self.path or "."
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Workspace:
-    """A monorepo: its packages and the files that declared them."""
-
-    source: str
-    """``pnpm-workspace.yaml``; several sources joined with `` + ``."""
-    packages: tuple[Package, ...]
-    root_stages: tuple[Stage, ...] = ()
-    """The root's own lint and type stages (ruff, mypy, eslint at the root): they run always."""
-
-    @property
-    def unverified(self) -> tuple[Package, ...]:
-        return tuple(p for p in self.packages if not p.stages)
-
-    def dependents(self, names: Iterable[str]) -> dict[str, str]:
-        """``names`` and every package that depends on one of them, transitively, each with why
-        (``""`` for a changed one, ``"depends on ui"`` for a dependent)."""
-        why = {n: "" for n in names}
-        queue = list(why)
-        while queue:
-            name = queue.pop(0)
-            for p in self.packages:
-                if name in p.deps and p.name not in why:
-                    why[p.name] = f"depends on {name}"
-                    queue.append(p.name)
-        return why
-
-    def owner(self, path: str) -> Package | None:
-        """The package whose folder holds ``path`` (the deepest); None: a root-level file."""
-        holders = [
-            p for p in self.packages if p.path and (path == p.path or path.startswith(p.path + "/"))
-        ]
-        if holders:
-            return max(holders, key=lambda p: len(p.path))
-        # a root package's own sources (src/lib.rs), never a root config or lockfile
-        return next((p for p in self.packages if p.path == ""), None) if "/" in path else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,8 +92,9 @@ def detect_stages(root: Path) -> tuple[Stage, ...]:
     return tuple(sorted(found, key=lambda s: ORDER.index(s.name)))
 
 
-# `npm run lint`, `pnpm lint`, `yarn run lint`, `run-s lint build` / `npm-run-all -s lint test`
-_NPM_SCRIPT_REF = re.compile(
+# `npm run lint`, `pnpm lint`, `yarn run lint`, `run-s lint build` / `npm-run-all -s lint test`:
+# a string, compiled where a package.json is read (re caches it), not on every import of this module
+_NPM_SCRIPT_REF = (
     r"\b(?:npm\s+run(?:-script)?|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)\s+([\w:.-]+)"
     r"|\b(?:run-s|run-p|npm-run-all)((?:\s+[\w:.*-]+)+)"
 )
@@ -212,7 +131,7 @@ def _npm_test_words(root: Path) -> list[str]:
             continue
         seen.add(name)
         words += [Path(w).name for w in re.split(r"[\s;&|()]+", text) if w]
-        for one, several in _NPM_SCRIPT_REF.findall(text):
+        for one, several in re.findall(_NPM_SCRIPT_REF, text):
             called = [one] if one else several.split()
             queue += [c for c in called if not c.startswith("-")]
             queue += [f"{p}{c}" for c in called for p in ("pre", "post") if one]

@@ -11,6 +11,7 @@ the process always exits 0 (exit 2 is a blocking error on Claude Code and Gemini
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,7 +23,14 @@ from pathlib import Path
 
 from greenloop import signals
 from greenloop.errors import FatalError
-from greenloop.integrations.hosts import HOSTS, HookReply, StopEvent, detect, from_environ
+from greenloop.integrations.hosts import (
+    HOSTS,
+    HookReply,
+    StopEvent,
+    detect,
+    from_environ,
+    log_shape,
+)
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:
@@ -30,10 +38,14 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
+    from greenloop.config import Config
     from greenloop.digest import Digest
     from greenloop.verify.cascade import CheckResult
 
 __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
+SAME_STOP_S = 0.002
+"""Two stop events of one session at the same instant by the host's clock are one stop (Copilot
+CLI stamps its agentStop and its Claude-format Stop alike, to the millisecond)."""
 PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
@@ -49,6 +61,10 @@ class HookState:
     """The last stop was allowed: the turn ended, the next stop follows a new user prompt."""
     since: float = 0.0
     """When this turn's first block was (epoch seconds): the wall-clock bound counts from it."""
+    stamp: float = 0.0
+    """The host's own time of the last stop answered (epoch seconds; 0: the host sends none)."""
+    event: str = ""
+    """The event that answered it (Copilot's agentStop, or its Claude-format Stop)."""
 
 
 def main_hook(args: argparse.Namespace) -> int:
@@ -87,6 +103,7 @@ def respond(
     """The event as read (for the host's reply schema) and the answer. Never raises."""
     data, problem = read_payload(raw)
     name = host if host in HOSTS else detect(data, environ) if data else from_environ(environ)
+    log_shape("stop", name, data, environ)
     cwd = next((Path(environ[k]) for k in PROJECT_DIRS if environ.get(k)), default_cwd)
     unread = StopEvent(host=name, event="", session_id="no-session", cwd=cwd)
     if host is not None and host not in HOSTS:
@@ -140,6 +157,8 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
     root, state_dir = locate(event.cwd, environ)
     path = state_dir / f"{_safe_name(event.session_id)}.json"
     state = saved = load_state(path)
+    if _answered(event, state):
+        return HookReply()  # this stop was answered by the host's other entry: no second run
     if state.ended and not event.stop_hook_active:
         state = HookState()  # a new user turn: the previous turn's blocks don't count
     config = load_config(root)
@@ -151,18 +170,69 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
         )
     if isinstance(outcome, Reuse):
         reply, state = _allow(outcome.describe()), HookState(ended=True)
-    elif outcome.verdict.passed:  # the digest is built only when someone reads it
-        reply, state = HookReply(), HookState(ended=True)
     else:
-        from greenloop.digest import build_digest
+        outcome = _remember(root, outcome, config)
+        if outcome.verdict.passed:  # the digest is built only when someone reads it
+            reply, state = HookReply(), HookState(ended=True)
+        elif outcome.flaky_only:  # issue 39: nothing for the agent, and no verified pass
+            from greenloop.verify.outcomes import flaky_note
 
-        digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
-        reply, state = decide(
-            outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
-        )
+            reply, state = (
+                _allow(f"{flaky_note(outcome)} The stop is allowed."),
+                HookState(ended=True),
+            )
+        else:
+            from greenloop.digest import build_digest, with_note
+            from greenloop.verify.outcomes import flaky_note
+
+            digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
+            digest = with_note(digest, flaky_note(outcome))
+            reply, state = decide(
+                outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
+            )
+        reply = _with_ci_note(reply, root, outcome, config, path.with_suffix(".ci-told"))
+    if event.stamp:
+        state = replace(state, stamp=event.stamp, event=event.event)
     if state != saved:  # a green turn after a green turn changes nothing on disk
         save_state(path, state)
     return reply
+
+
+def _remember(root: Path, outcome: CheckResult, config: Config) -> CheckResult:
+    """Issue 39: the verification's outcomes recorded on the tree it ran on; known-flaky failures
+    named (never the agent's first target)."""
+    from greenloop.verify import outcomes
+
+    return outcomes.remember(
+        root, outcome, outcomes.tree_key(root), source="hook",
+        real_after=config.flaky_real_after, clean_after=config.flaky_clean_after,
+    )  # fmt: skip
+
+
+def _with_ci_note(
+    reply: HookReply, root: Path, outcome: CheckResult, config: Config, told: Path
+) -> HookReply:
+    """Issue 38: once a session, the user hears what the project's CI runs that this gate
+    lacks (a marker beside the session's state keeps it to once)."""
+    if told.exists() or config.stages_from != "detect":
+        return reply
+    from greenloop.detect.ci_sources import weaker_gate_note
+
+    note = weaker_gate_note(root, outcome.cascade)
+    if not note:
+        return reply
+    with contextlib.suppress(OSError):
+        told.parent.mkdir(parents=True, exist_ok=True)
+        told.write_text(note, encoding="utf-8")
+    message = "\n".join(m for m in (reply.system_message, f"greenloop: {note}") if m)
+    return replace(reply, system_message=message)
+
+
+def _answered(event: StopEvent, state: HookState) -> bool:
+    """The same stop, already answered through the host's other kind of entry: its own time,
+    another event name (two stops of one kind are two stops, whatever their stamps)."""
+    same_time = bool(event.stamp) and abs(event.stamp - state.stamp) < SAME_STOP_S
+    return same_time and bool(state.event) and event.event != state.event
 
 
 def decide(
@@ -280,6 +350,8 @@ def load_state(path: Path) -> HookState:
             signature=str(data["signature"]),
             ended=bool(data["ended"]),
             since=float(data.get("since", 0.0)),
+            stamp=float(data.get("stamp", 0.0)),
+            event=str(data.get("event", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return HookState()  # none yet, or unreadable: start counting afresh

@@ -185,7 +185,7 @@ def uninstall(spec: Target) -> str:
     _checked(spec)
     data = read_config(spec.path)
     removed = False
-    for event in spec.events:
+    for event in _every_event(data, spec):
         removed |= _remove(data, spec, event)
     if not removed:
         return "no greenloop hooks in"
@@ -194,6 +194,14 @@ def uninstall(spec: Target) -> str:
         return "restored, as it was before install,"
     write_config(spec.path, data)
     return "removed greenloop's hooks from"
+
+
+def _every_event(data: Mapping[str, Any], spec: Target) -> list[str]:
+    """The events install writes, then every other event of the file: an entry the user added
+    (Claude Code's opt-in PreToolUse wrap) runs greenloop too and must not outlive it."""
+    hooks = data.get("hooks")
+    found = [str(e) for e in hooks] if isinstance(hooks, dict) else []
+    return [*spec.events, *(e for e in found if e not in spec.events)]
 
 
 def _checked(spec: Target) -> bytes | None:

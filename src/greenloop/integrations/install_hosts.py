@@ -137,8 +137,23 @@ def _codex(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -
         "codex; automation that vets its hooks passes --dangerously-bypass-hook-trust), and a "
         "project's hooks only in a trusted project."
     )
+    # Codex >= 0.131 gives the model a PostToolUse hook's block reason as the tool's output
+    tool = Entry(
+        event="PostToolUse",
+        matcher="Bash",
+        hook={
+            "type": "command",
+            "command": f"{s.base} {POST_TOOL} --host codex",
+            "timeout": TOOL_OUTPUT_TIMEOUT_S,
+        },
+    )
     return Target(
-        host="codex", path=path, grouped=True, entries=(stop,), events=("Stop",), note=note
+        host="codex",
+        path=path,
+        grouped=True,
+        entries=(stop, tool) if s.tool_output else (stop,),
+        events=("Stop", "PostToolUse"),
+        note=note,
     )
 
 

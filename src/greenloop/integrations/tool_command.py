@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from greenloop.integrations import tool_grammar
 from greenloop.integrations.tool_gate import CANDIDATE
 
 _FD_REDIRECT = re.compile(r"(?<!\d)\d*>&\d*-?|&>>?")
@@ -42,12 +43,29 @@ _WRAPPERS: dict[tuple[str, ...], frozenset[str]] = {
     ("bunx",): frozenset(),
     ("bun", "x"): frozenset(),
     ("bundle", "exec"): frozenset(),
+    # coverage tools run the rest of the line under coverage: the same tests, whole
+    ("coverage", "run"): frozenset(
+        {"--source", "--rcfile", "--omit", "--include", "--data-file", "--context"}
+    ),
+    ("c8",): frozenset(
+        {"-r", "--reporter", "-n", "--include", "-x", "--exclude", "-o", "--reports-dir"}
+        | {"--temp-directory", "--src", "-e", "--extension", "--lines", "--functions"}
+        | {"--branches", "--statements", "--per-file"}
+    ),
+    ("nyc",): frozenset(
+        {"-r", "--reporter", "-n", "--include", "-x", "--exclude", "--report-dir", "-e"}
+        | {"--temp-dir", "--extension", "--lines", "--functions", "--branches", "--statements"}
+    ),
 }
 _TAKES_A_COUNT = frozenset({"timeout"})  # `timeout 60 pytest`: the duration is no command
 _PYTHON = re.compile(r"^(?:python|python3|python3\.\d+|py|pypy3?)$")
 _PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
-_SCRIPT = re.compile(r"^(?:test|tests|check|lint|typecheck|type-check|types|tsc)(?:[:_-][\w:-]*)?$")
-_TEST_RUNNERS = frozenset({"vitest", "jest", "mocha", "ava", "tap", "uvu", "jasmine", "rspec"})
+_SCRIPT = re.compile(
+    r"^(?:test|tests|unit|spec|check|lint|typecheck|type-check|types|tsc)(?:[:_-][\w:-]*)?$"
+)
+_TEST_RUNNERS = frozenset(
+    {"vitest", "jest", "mocha", "ava", "tap", "tape", "uvu", "jasmine", "rspec", "bnt"}
+)
 _LINTERS = {
     "ruff": "lint",
     "flake8": "lint",
@@ -59,18 +77,19 @@ _LINTERS = {
     "basedpyright": "type",
     "tsc": "type",
     "vue-tsc": "type",
+    "xo": "lint",
+    "tsd": "type",
+    "prettier": "lint",
 }
 _NOT_A_RUN = frozenset({"--version", "-V", "--help", "-h", "--collect-only", "--co", "--init"})
 _WATCH = frozenset({"--watch", "-w", "--watchAll", "watch", "dev"})
 _CARGO = {"test": "tests", "nextest": "tests", "check": "build", "clippy": "lint", "build": "build"}
 _GO = {"test": "tests", "vet": "lint", "build": "build"}
+_LINT_SCRIPT = re.compile(r"^(?:check|lint|typecheck|type-check|types|tsc)(?:[:_-][\w:-]*)?$")
 _MAKE_TARGETS = frozenset({"test", "tests", "check", "lint", "typecheck"})
 _SOURCE_FILE = re.compile(r"\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|mts|cts|vue|rs|go|rb)$")
 _FILTERS = {
     "pytest": {"-k", "-m", "--deselect", "--lf", "--last-failed", "--sw", "--stepwise"},
-    "jest": {"-t", "--testNamePattern", "--testPathPattern", "--onlyChanged", "-o", "--changed"},
-    "vitest": {"-t", "--testNamePattern", "--changed", "--related", "--shard"},
-    "node": {"--test-name-pattern", "--test-only", "--test-skip-pattern"},
     "go": {"-run", "--run", "-skip", "--skip", "-short"},
     "cargo": {"--test", "--lib", "--bin", "--doc", "--exact", "--skip", "--example"},
 }
@@ -191,18 +210,25 @@ def _recognize(words: list[str]) -> Invocation | None:
     args = words[1:]
     if head in {"pytest", "py.test"}:
         return _found("pytest", "tests", words, _pytest_partial(args))
-    if head in {"unittest", "tox", "nox"}:
-        return _found(head, "tests", words, ())
+    if head == "unittest":
+        return _found(head, "tests", words, _unittest_partial(args))
+    if head in {"tox", "nox"} or head == "runtests.py" or _runs_a_script(words, "runtests.py"):
+        return _found(os.path.basename(head), "tests", words, ())
     if head in _PACKAGE_MANAGERS:
         return _package_script(head, words)
     if head in _TEST_RUNNERS:
         return _js_runner(head, words)
     if head == "node" and any(a == "--test" or a.startswith("--test=") for a in args):
-        return _found("node --test", "tests", words, _flags(args, _FILTERS["node"]))
+        selects = tool_grammar.selection([a for a in args if a != "--test"], "node")
+        return _found("node --test", "tests", words, tuple(selects))
+    if head == "node" and any(a.startswith("--test-") for a in args):  # node:test, one program
+        filters = tool_grammar.FILTERS["node"]
+        return _found("node", "tests", words, _flags(args, set(filters)))
     if head == "go" and args and args[0] in _GO:
         return _found(f"go {args[0]}", _GO[args[0]], words, _flags(args, _FILTERS["go"]))
     if head in {"cargo", "cargo-nextest"} and args and args[0] in _CARGO:
-        return _found(f"cargo {args[0]}", _CARGO[args[0]], words, _cargo_partial(args[1:]))
+        filtered = _cargo_partial(args[1:]) if _CARGO[args[0]] == "tests" else ()
+        return _found(f"cargo {args[0]}", _CARGO[args[0]], words, filtered)
     if head in _LINTERS:
         return _linter(head, words)
     if head in {"make", "gmake", "just"} and any(a in _MAKE_TARGETS for a in args):
@@ -237,10 +263,10 @@ def _package_script(manager: str, words: list[str]) -> Invocation | None:
     if any(w in _WATCH for w in words):
         return None
     extra = words[words.index("--") + 1 :] if "--" in words else []
-    kind = "tests" if script.startswith("test") else "lint"
-    partial = _js_partial(extra) if extra else ()
+    kind = "lint" if _LINT_SCRIPT.match(script) else "tests"
+    partial = _js_partial(extra, "") if extra else ()
     if manager == "bun" and script == "test":
-        partial = _js_partial(words[words.index("test") + 1 :])
+        partial = _js_partial(words[words.index("test") + 1 :], "")
     return _found(f"{manager} {script}", kind, words, partial)
 
 
@@ -248,17 +274,32 @@ def _js_runner(head: str, words: list[str]) -> Invocation | None:
     if any(w in _WATCH for w in words[1:]) and "run" not in words[1:]:
         return None
     args = [a for a in words[1:] if a != "run"]
-    return _found(head, "tests", words, _js_partial(args))
+    return _found(head, "tests", words, _js_partial(args, tool_grammar.runner_of(head)))
 
 
-def _js_partial(args: list[str]) -> tuple[str, ...]:
-    reasons = list(_flags(args, _FILTERS["jest"] | _FILTERS["vitest"]))
+def _js_partial(args: list[str], runner: str) -> tuple[str, ...]:
+    reasons = tool_grammar.selection(args, runner)
     if "--passWithNoTests" in args:
         reasons.append("--passWithNoTests")
-    paths = [a for a in _positionals(args, {"-t", "--testNamePattern", "--shard", "-c"})]
-    if paths:
-        reasons.append(f"only {_names(paths)}")
     return tuple(reasons)
+
+
+def _unittest_partial(args: list[str]) -> tuple[str, ...]:
+    """``python -m unittest test_calc`` runs one module; ``discover`` (or nothing) the suite."""
+    if args[:1] == ["discover"]:
+        return tuple(f"-k {_value(args, i)}" for i, a in enumerate(args) if a == "-k")
+    valued = {"-k", "-p", "--pattern", "-s", "--start-directory", "-t", "--top-level-directory"}
+    reasons = [f"-k {_value(args, i)}" for i, a in enumerate(args) if a == "-k"]
+    modules = _positionals(args, valued)
+    if modules:
+        reasons.append(f"only {_names(modules)}")
+    return tuple(reasons)
+
+
+def _runs_a_script(words: list[str], name: str) -> bool:
+    """``python runtests.py``, ``./runtests.py``: the project's own test script."""
+    script = words[1] if len(words) > 1 and _PYTHON.match(os.path.basename(words[0])) else ""
+    return os.path.basename(script) == name
 
 
 def _linter(head: str, words: list[str]) -> Invocation | None:
@@ -269,6 +310,8 @@ def _linter(head: str, words: list[str]) -> Invocation | None:
         return None  # formats the files: a fixer, its output is no verdict
     if head == "black" and "--check" not in args:
         return None
+    if head == "prettier" and not {"--check", "-c", "--list-different", "-l"} & set(args):
+        return None  # writes the files: a fixer
     files = [a for a in args if not a.startswith("-") and _SOURCE_FILE.search(a)]
     partial = (f"only {_names(files)}",) if files else ()
     return _found(head, _LINTERS[head], words, partial)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from greenloop.config import load_config
@@ -20,7 +22,7 @@ from greenloop.digest import build_digest
 from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
-from greenloop.parsers import ParseResult, ParserInput, parse_output
+from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.processes.process import ProcessResult
 from greenloop.processes.process_capture import strip_ansi
 from greenloop.redact import redact
@@ -36,6 +38,10 @@ hook's time on a long output, and the hook runs on every shell call."""
 PASS_CAP = 20_000
 """Characters of an unparsed output passed through (Claude Code itself keeps 30 000)."""
 TOTALS = "totals.json"
+PREVIEW_BYTES = 1_800
+"""Bytes of a reply Claude Code shows when it persisted the output (about 2 KB), less a margin."""
+_NO_DURATION = re.compile(r"(?:[,;] |\()0\.0 s\)")
+_NO_EXIT = re.compile(r"\(exit \d+, ")
 FEED_HEAD, FEED_TAIL = 24_000, 48_000
 """Characters of a long output the parsers read: its head (the first failure) and its tail (the
 summary, pytest's short test summary): the hook runs on every shell call, its budget is 100 ms."""
@@ -49,16 +55,54 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
         return ""
     output = strip_ansi(call.output)
     result = _check(call, found, _feed(output), root)
+    if result is None:  # no exit code, and no runner's result in the output to tell one
+        why = _unsummed(call, found, output, root)
+        return replacement(replace(call, cut=why), found, environ) if why else ""
     run = result.runs[0]
     saved = _save(store, output, call)
     where = _where_saved(saved, call.cwd)
+    if call.cut:  # what the host did not pass on proves nothing
+        from greenloop.integrations.tool_cut import evidence
+
+        text = evidence(call.cut, call.exit_code, run.parsed, output)
+        kept = f"The part received (redacted): {where.split(': ', 1)[1]}" if where else ""
+        return "\n".join(line for line in (text, kept) if line)
     partial = _partial_line(found, run.parsed, store, full=not found.partial)
     if result.verdict is Verdict.GREEN:  # one line: the path without how to read it
         return _green_line(found, run, partial, _where_saved(saved, call.cwd, how=False))
     if result.verdict is Verdict.ENV_FAILURE or not _parsed(run):
         return _passed_through(output, run, where)
     digest = build_digest(result, root=root, budget=config.budget, diff=_diff(root))
-    return "\n".join(line for line in (digest.text, partial, where) if line)
+    text = _only_what_the_host_said(digest.text, call)
+    if call.response.get("persistedOutputPath"):  # Claude Code shows such a reply's head only
+        return _preview(where, partial, text)
+    return "\n".join(line for line in (text, partial, where) if line)
+
+
+def _preview(where: str, partial: str, text: str) -> str:
+    """Where the whole output is, then the digest, cut at a line to PREVIEW_BYTES: where Claude
+    Code persisted a long output, the model sees only the first 2 KB of the replacement."""
+    kept: list[str] = []
+    size = 0
+    for line in filter(None, (where, partial, *text.split("\n"))):
+        size += len(line.encode()) + 1
+        if size > PREVIEW_BYTES:
+            kept.append("[digest cut to Claude Code's preview: the rest is in the full output]")
+            break
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _only_what_the_host_said(text: str, call: ToolCall) -> str:
+    """The headline less the "0.0 s" the digest gives a run of unknown length, and less the exit
+    code where the host sent none (Codex: the verdict is the output's): nothing the host did not
+    say is shown as if it had."""
+    head, sep, rest = text.partition("\n")
+    if call.duration_s is None:
+        head = _NO_DURATION.sub(")", head, count=1)
+    if call.exit_code is None:
+        head = _NO_EXIT.sub("(", head, count=1)
+    return head + sep + rest
 
 
 def _feed(output: str) -> tuple[str, int]:
@@ -70,37 +114,72 @@ def _feed(output: str) -> tuple[str, int]:
     return output[:FEED_HEAD] + marker + output[-FEED_TAIL:], dropped
 
 
-def _check(call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path) -> CheckResult:
+def _check(
+    call: ToolCall, found: Invocation, fed: tuple[str, int], root: Path
+) -> CheckResult | None:
     output, dropped = fed
-    process = ProcessResult(
-        argv=("sh", "-c", call.command),
-        exit_code=call.exit_code,
-        duration_s=call.duration_s,
-        stdout=output,
-        merged=output,
-        dropped_bytes=dropped,
-    )
     inp = ParserInput(
-        argv=found.words or process.argv,
-        exit_code=call.exit_code,
+        argv=found.words or ("sh", "-c", call.command),
+        exit_code=1 if call.exit_code is None else call.exit_code,
         stdout=output,
         merged=output,
         root=str(root),
     )
-    parsed = parse_output(inp)
     modules = repo_modules(root)
+    parsed = installed.own_copies(parse_output(inp), root, modules)  # as check reads a tox env
+    exit_code = call.exit_code if call.exit_code is not None else _exit_code_told(parsed, output)
+    if exit_code is None and not call.cut:
+        return None
+    exit_code = 1 if exit_code is None else exit_code  # a cut: only what it shows is told
+    process = ProcessResult(
+        argv=("sh", "-c", call.command),
+        exit_code=exit_code,
+        duration_s=call.duration_s or 0.0,
+        stdout=output,
+        merged=output,
+        dropped_bytes=dropped,
+    )
     verdict = classify(process, parsed, command=call.command, repo_modules=modules, root=str(root))
     stage = Stage(name=found.kind, command=call.command, why="the agent ran it")
     run = StageRun(stage=stage, result=process, parsed=parsed, classification=verdict)
     cascade = Cascade(stages=(stage,), source="the agent's shell tool")
     return CheckResult(
-        cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s
+        cascade=cascade, runs=(run,), verdict=verdict.verdict, duration_s=call.duration_s or 0.0
     )
+
+
+def _unsummed(call: ToolCall, found: Invocation, output: str, root: Path) -> str:
+    """Why an output with no exit code (Codex) stops in the middle of its runner's report (no
+    end-of-run summary after the runner's progress): not green, not known red; "" otherwise."""
+    from greenloop.verify.classify_output import ended_before_summary
+
+    probe = ProcessResult(
+        argv=("sh", "-c", call.command), exit_code=0, stdout=output, merged=output
+    )
+    inp = ParserInput(argv=found.words, exit_code=0, stdout=output, merged=output, root=str(root))
+    if ended_before_summary(probe, parse_output(inp)) is None:
+        return ""
+    return f"it ends before the runner's end-of-run summary, and {call.host.capitalize()} sends no exit code"
+
+
+def _exit_code_told(parsed: ParseResult, output: str) -> int | None:
+    """A host that sends no exit code (Codex CLI): what the runner's own output says. 1 for a
+    failure it reports; 0 for its closing summary without one; None for neither, or for a
+    runner's report that stops mid-run."""
+    from greenloop.verify.classify_output import ended_before_summary
+
+    failed = parsed.counts.failing or any(f.severity == "error" for f in parsed.failures)
+    if parsed.counts.summary_seen:
+        return 1 if failed else 0
+    probe = ProcessResult(argv=("sh",), exit_code=0, stdout=output, merged=output)
+    if ended_before_summary(probe, parsed) is not None:
+        return None
+    return 1 if failed else None
 
 
 def _parsed(run: StageRun) -> bool:
     """Whether the parsers read this output: failures found, or a runner's summary."""
-    if run.verdict is Verdict.UNTRUSTED:
+    if run.verdict in (Verdict.UNTRUSTED, Verdict.KILLED):
         return True  # the reason it is not green is the news, whatever the parsers read
     return bool(run.parsed.failures) and run.parsed.tool != "generic"
 

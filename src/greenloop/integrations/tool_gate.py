@@ -19,9 +19,14 @@ SHELL_TOOLS = frozenset({"Bash", "bash", "run_shell_command", "shell", "exec_com
 # Any word that may start a verifier; a command with none of them is not one.
 CANDIDATE = re.compile(
     r"(?<![\w.-])(?:pytest|py\.test|unittest|tox|nox|npm|pnpm|yarn|bun|vitest|jest|mocha|ava|"
-    r"tap|uvu|jasmine|node|go|cargo|cargo-nextest|tsc|vue-tsc|ruff|mypy|dmypy|pyright|"
-    r"basedpyright|eslint|flake8|black|make|gmake|just|rspec|rake)(?![\w-])"
+    r"tap|tape|uvu|jasmine|bnt|node|go|cargo|cargo-nextest|tsc|vue-tsc|tsd|ruff|mypy|dmypy|"
+    r"pyright|basedpyright|eslint|xo|prettier|flake8|black|make|gmake|just|rspec|rake|"
+    r"runtests)(?![\w-])"
 )
+
+
+_RUN = re.compile(rb"""^[ \t]*run[ \t]*=[ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')""", re.M)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def read_input(stream: object) -> bytes | int:
@@ -62,7 +67,7 @@ def nothing_to_do(raw: bytes | int, environ: Mapping[str, str] = os.environ) -> 
         return False
     cwd = data.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else environ.get("CLAUDE_PROJECT_DIR", ".")
-    return not configures_stages(base)
+    return not may_run_a_stage(command, base)
 
 
 def tool_of(data: Mapping[str, object]) -> tuple[object, object]:
@@ -71,6 +76,57 @@ def tool_of(data: Mapping[str, object]) -> tuple[object, object]:
     if "toolName" in data:
         return data.get("toolName"), data.get("toolArgs")
     return data.get("tool_name"), data.get("tool_input")
+
+
+def may_run_a_stage(command: str, cwd: str) -> bool:
+    """Whether ``command`` names the program of a stage the repository configures: only then can
+    a command that names no runner be a verifier. Read with one regex from the files' bytes, so a
+    repository with stages answers ``ls`` without loading its configuration."""
+    if not configures_stages(cwd):
+        return False
+    words = stage_programs(cwd)
+    return words is None or any(word in command for word in words)
+
+
+def stage_programs(cwd: str) -> list[str] | None:
+    """The first word of each configured stage's ``run`` (after ``NAME=value`` assignments);
+    None where a file configures stages in a form this does not read (then every command is
+    looked at)."""
+    words: list[str] = []
+    for text in _configuration_texts(cwd):
+        runs = [
+            (m.group(1) or m.group(2) or b"").decode(errors="replace") for m in _RUN.finditer(text)
+        ]
+        if not runs and b"stage" in text:
+            return None
+        for run in runs:
+            program = next((w for w in run.split() if not _ASSIGNMENT.match(w)), "")
+            if not program:
+                return None
+            words.append(program)
+    return words
+
+
+def _configuration_texts(cwd: str) -> list[bytes]:
+    texts: list[bytes] = []
+    path = os.path.abspath(cwd)
+    while True:
+        for name in ("greenloop.toml", "pyproject.toml"):
+            text = _read(os.path.join(path, name))
+            if text and (name == "greenloop.toml" or b"tool.greenloop.stage" in text):
+                texts.append(text)
+        parent = os.path.dirname(path)
+        if parent == path or os.path.exists(os.path.join(path, ".git")):
+            return texts
+        path = parent
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return b""
 
 
 def configures_stages(cwd: str) -> bool:

@@ -5,12 +5,18 @@ Claude Code (2.1.121+; read from 2.1.197's own schema): ``PostToolUse`` carries 
 takes ``hookSpecificOutput.updatedToolOutput``, which must keep that shape (else Claude Code
 drops it and logs "does not match Bash's output shape"). A command that exits non-zero fires
 ``PostToolUseFailure`` instead, with ``error: "Exit code N\\n<output>"``, and that event takes
-``additionalContext`` only: the raw output cannot be replaced there. So on ``PreToolUse`` the hook
+``additionalContext`` only: the raw output cannot be replaced there, and 2.1.332 hands it the
+first and last 5,000 characters only. So on ``PreToolUse`` the hook
 wraps a verifier's command (``updatedInput``) to end with a line holding its exit code and exit 0:
 its output then reaches ``PostToolUse``, which reads the code back and replaces the output. A
 command that leaves the shell itself (``pytest || exit 1``) still fails as before, and its output
 is given the digest as ``additionalContext``. Claude Code checks permissions on the wrapped command:
 a prefix rule (``Bash(pytest:*)``) does not match it, so the PreToolUse entry is the user's choice.
+
+Codex CLI (0.171.0, recorded from the real CLI): ``PostToolUse`` on ``Bash`` (its ``exec_command``)
+carries ``turn_id`` and ``tool_response``, the output string itself, with no exit code; past about
+10,000 characters Codex's own head and tail under ``Warning: truncated output (original token
+count: N)``. ``{"decision": "block", "reason": R}`` makes R the tool output the model reads.
 
 Gemini CLI (0.61.0): ``AfterTool`` carries ``tool_response.llmContent`` (``Output: …`` then
 ``Exit Code: N`` and ``Process Group PGID: …`` lines, wrapped in ``<untrusted_context>``);
@@ -35,7 +41,12 @@ from pathlib import Path
 
 from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
-HOSTS = ("claude", "gemini", "copilot")
+HOSTS = ("claude", "codex", "gemini", "copilot")
+CLAUDE_ERROR_CAP = 10_000
+"""Claude Code hands ``PostToolUseFailure`` about 10,000 characters of a failing command's
+``Exit code N`` text and output (2.1.332: its first and last 5,000 around ``... [N characters
+truncated] ...``); a text that long was cut."""
+_CLAUDE_MIDDLE = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
 PERSISTED_CAP = 16 * 1024 * 1024
 """Characters read at most from the file the host saved a long output in."""
 _EXIT_LINE = re.compile(r"^Exit code (\d+)\n", re.IGNORECASE)
@@ -46,6 +57,11 @@ _EXIT_MARK = re.compile(r"(?<!\n)\n*\[greenloop: exit (\d+)\]\s*\Z")
 _GEMINI_WRAP = re.compile(
     r"\A\s*<untrusted_context[^>]*>\n?(.*?)\n?</untrusted_context>\s*\Z", re.S
 )
+_CODEX_CUT = re.compile(
+    r"\AWarning: truncated output \(original token count: (?P<tokens>\d+)\)\n"
+    r"(?:Total output lines: \d+\n)?\n?"
+)
+_CODEX_MIDDLE = re.compile(r"…\d+ (?:chars|tokens) truncated…")
 _COPILOT_END = re.compile(r"\n?<shellId: [^>\n]* completed with exit code (\d+)>\s*\Z")
 _COPILOT_SAVED = re.compile(r"\AOutput too large to read at once [^\n]*?Saved to: ([^\n]+?)\n")
 
@@ -60,10 +76,15 @@ class ToolCall:
     cwd: Path
     output: str
     """stdout and stderr as the host merged them (both hosts hand over one stream)."""
-    exit_code: int
-    duration_s: float = 0.0
+    exit_code: int | None
+    """None where the host sends none (Codex CLI): the runner's output tells it."""
+    duration_s: float | None = None
+    """None when the host gives no duration (Gemini CLI, Copilot CLI): none is shown then."""
     finished: bool = True
     """False for a run the host cut short (interrupted, timed out, moved to the background)."""
+    cut: str = ""
+    """How the host cut the output it handed over (only its head, its head and tail), in words:
+    what is not in hand proves nothing, so no count or id is read from what is missing."""
     response: dict[str, object] = field(default_factory=dict)
     """Claude's ``tool_response``: the shape a replacement must keep."""
 
@@ -73,6 +94,8 @@ def detect_host(data: dict[str, object], named: str | None) -> str:
         return named
     if "toolName" in data or "tool_result" in data:  # Copilot CLI's own events, its Claude-format
         return "copilot"
+    if "turn_id" in data:  # Codex CLI's events alone carry the turn
+        return "codex"
     event = data.get("hook_event_name")
     return "gemini" if event == "AfterTool" or "llmContent" in _response(data) else "claude"
 
@@ -104,6 +127,8 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
         )
     if host == "gemini":
         return _gemini_call(data, command, base, event)
+    if host == "codex":
+        return _codex_call(data, command, base, event)
     return _claude_call(data, command, base, event)
 
 
@@ -128,6 +153,7 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
             output=error[found.end() :],
             exit_code=int(found.group(1)),
             duration_s=_seconds(data),
+            cut=_claude_cut(error),
         )
     response = _response(data)
     stdout, stderr = response.get("stdout"), response.get("stderr")
@@ -156,6 +182,38 @@ def _claude_call(data: dict[str, object], command: str, cwd: Path, event: str) -
         and (mark is not None or not wrapped),  # the exit code was cut off: nothing to judge by
         response=dict(response),
     )
+
+
+def _codex_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    """Codex CLI 0.171: ``tool_response`` is the output as the model would read it, with no exit
+    code; past about 10,000 characters its head and tail only, under Codex's own header."""
+    output = data.get("tool_response")
+    if not isinstance(output, str):
+        return None
+    header = _CODEX_CUT.match(output)
+    cut = ""
+    if header:
+        output = output[header.end() :]
+        cut = f"Codex passed on only the head and tail of its {header['tokens']}-token output"
+    elif _CODEX_MIDDLE.search(output):
+        cut = "Codex passed on only the head and tail of the output"
+    return ToolCall(
+        host="codex", event=event or "PostToolUse", command=command, cwd=cwd, output=output,
+        exit_code=None, cut=cut,
+    )  # fmt: skip
+
+
+def _claude_cut(error: str) -> str:
+    """How Claude Code cut a failing command's text, in words ("" when it is whole)."""
+    middle = _CLAUDE_MIDDLE.search(error)
+    if middle:
+        return (
+            "Claude Code passed on only the head and tail of this failing command's output, "
+            f"{int(middle[1]):,} characters cut from its middle"
+        )
+    if len(error) >= CLAUDE_ERROR_CAP:
+        return "Claude Code passed on only part of this failing command's output"
+    return ""
 
 
 def _gemini_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
@@ -248,9 +306,9 @@ def wrap(command: str) -> str:
     return f"{WRAP_HEAD}{command}{WRAP_TAIL}"
 
 
-def _seconds(data: dict[str, object]) -> float:
+def _seconds(data: dict[str, object]) -> float | None:
     ms = data.get("duration_ms")
-    return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else 0.0
+    return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else None
 
 
 def render_reply(call: ToolCall, text: str) -> str:
@@ -262,6 +320,8 @@ def render_reply(call: ToolCall, text: str) -> str:
         )
     if call.host == "copilot":
         return json.dumps({"modifiedResult": {**call.response, "textResultForLlm": text}})
+    if call.host == "codex":  # Codex >= 0.131: the model reads ``reason`` as the tool's output
+        return json.dumps({"decision": "block", "reason": text})
     specific: dict[str, object]
     if call.host == "gemini":
         specific = {"hookEventName": "AfterTool", "tool_output": text}

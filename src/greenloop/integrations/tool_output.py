@@ -76,6 +76,10 @@ def run_post_tool(
     if not isinstance(data, dict):
         return _note(f"could not read the hook input (a JSON {type(data).__name__}, not an object)")
     name = tool_hosts.detect_host(data, host)
+    if environ.get("GREENLOOP_HOOK_LOG"):
+        from greenloop.integrations.hosts import log_shape
+
+        log_shape("post-tool", name, data, environ)
     call = tool_hosts.read_call(data, name, Path(environ.get("CLAUDE_PROJECT_DIR", default_cwd)))
     if call is None or not call.finished:
         return HookAnswer()
@@ -90,14 +94,19 @@ def _note(message: str) -> HookAnswer:
 
 
 def _digest_call(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
+    named = tool_command.maybe_verifier(call.command)
+    if not named and not tool_gate.may_run_a_stage(call.command, str(call.cwd)):
+        return HookAnswer()  # the cheapest path: no runner named, no configured stage's program
     configured = _configured_stages(call.cwd)
-    if not tool_command.maybe_verifier(call.command) and not configured:
-        return HookAnswer()  # the cheapest path: no runner named, no stage configured
+    if not named and not configured:
+        return HookAnswer()
     found = tool_command.find_verifier(call.command, tuple(s for s, _ in configured))
     if found is None:
         return HookAnswer()
     if call.event == "PreToolUse":  # Claude Code: a failing run could not be replaced after it
         if call.host != "claude" or tool_hosts.is_wrapped(call.command) or not _enabled(call.cwd):
+            return HookAnswer()
+        if not _post_tool_beside(call.cwd, environ):  # else the wrapped output is never read back
             return HookAnswer()
         return HookAnswer(reply=tool_hosts.render_reply(call, tool_hosts.wrap(call.command)))
     from greenloop.errors import FatalError
@@ -108,6 +117,28 @@ def _digest_call(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
     except FatalError as exc:  # a broken config: the user's to fix, the output stays as it was
         return _note(f"{exc}; output passed through")
     return HookAnswer(reply=tool_hosts.render_reply(call, text)) if text else HookAnswer()
+
+
+def _post_tool_beside(cwd: Path, environ: Mapping[str, str]) -> bool:
+    """Whether a Claude Code settings file that applies here runs ``hook post-tool`` on
+    PostToolUse: a wrapped command exits 0 and hides its failure from everything but that hook."""
+    from greenloop import git
+
+    found = git.discover(cwd) if cwd.is_dir() else None
+    root = found[0] if found else cwd
+    home = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(environ.get("HOME", "~"), ".claude")
+    places = (root / ".claude" / "settings.json", root / ".claude" / "settings.local.json")
+    return any(_runs_post_tool(p) for p in (*places, Path(home) / "settings.json"))
+
+
+def _runs_post_tool(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    groups = hooks.get("PostToolUse") if isinstance(hooks, dict) else None
+    return isinstance(groups, list) and "hook post-tool" in json.dumps(groups)
 
 
 def _enabled(cwd: Path) -> bool:

@@ -15,7 +15,6 @@ from greenloop.detect.sources import detect_cascade
 from greenloop.detect.stages import Cascade
 from greenloop.errors import FatalError
 from greenloop.verify import cache as verify_cache
-from greenloop.verify import outcomes
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn (issue 16)
 if TYPE_CHECKING:  # imported only once a run happens or a digest is built: a reused run needs none
@@ -156,6 +155,8 @@ def main_check(args: argparse.Namespace) -> int:
     # the edits before the run: a snapshot the verifier writes (jest, vitest) is not the user's
     diff = _uncommitted_diff(root)
     store = cache_store(root, config, wanted=args.cache)
+    from greenloop.verify import outcomes  # not on the Stop hook's cache hit
+
     tree = outcomes.tree_key(root)  # what the tests run on, before they write anything
     display = open_display(sys.stderr)  # a terminal sees a status line tick; a pipe sees nothing
     try:
@@ -188,7 +189,7 @@ def tell_weaker_gate(root: Path, cascade: Cascade, config: Config, command: Sequ
     """Say once, on stderr, that the project's CI runs a check this gate lacks (issue 38)."""
     if command or config.stages_from != "detect":
         return
-    from greenloop.detect.sources import weaker_gate_note
+    from greenloop.detect.ci_sources import weaker_gate_note
 
     note = weaker_gate_note(root, cascade)
     if note:

@@ -57,6 +57,8 @@ _USAGE = re.compile(r"^(?:pytest: error|ERROR): (?!usage:)(?P<msg>[^\n]+)$", re.
 _WARN_LOC = re.compile(r"^\s+(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<type>\w+): (?P<msg>.*)$")
 # a block title that is a test's own name (``test_x[a-1]``, ``TestX.test_y``), not pytest-mypy's
 # ``test session`` or ``[mypy] pkg/mod.py``
+_PROGRESS_FILE = re.compile(r"^(?P<file>\S+\.py) [.FEsxXR]+(?:[ \t]+\[ *\d+%\])?[ \t]*$", re.M)
+_TEST_MODULE = re.compile(r"^(?:test_.*|.*_test)\.py$")  # pytest's default python_files
 _TEST_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:\[.*\])?$")
 _ERROR_TITLE = re.compile(r"^ERROR (?:at (?P<phase>setup|teardown) of |collecting )(?P<name>.+)$")
 PYTEST_INTERNAL = 3  # pytest's exit code for an INTERNALERROR
@@ -89,10 +91,12 @@ def parse_text(text: str, root: str, counts: Counts) -> ParseResult:
     failures: list[Failure] = []
     used: set[int] = set()
     blocks = {name: split_blocks(sections.get(name, "")) for name in ("ERRORS", "FAILURES")}
+    printed = tuple(dict.fromkeys(m["file"] for m in _PROGRESS_FILE.finditer(text)))
     untitled = _untitled(entries, [_title_name(t)[0] for b in blocks.values() for t, _ in b])
     for section, category in (("ERRORS", "ERROR"), ("FAILURES", "FAILED")):
         for title, lines in blocks[section]:
-            block = _block_failure(title, lines, category, entries, (used, untitled), root)
+            claims = (used, untitled)
+            block = _block_failure(title, lines, category, entries, claims, root, printed)
             failures.append(block)
     if outer is not None and len(entries) < MAX_FAILURES:  # every failure has its summary line:
         named = {e.id for e in entries}  # a block none names is an inner session's
@@ -129,6 +133,7 @@ def _block_failure(
     entries: list[Entry],
     claims: tuple[set[int], list[int]],
     root: str,
+    printed: tuple[str, ...] = (),
 ) -> Failure:
     tb = parse_traceback(lines, root)
     crash = next((m for line in lines[:3] if (m := WORKER_CRASH.search(line))), None)
@@ -139,7 +144,7 @@ def _block_failure(
         claims = (claims[0], [])
         tb = in_words(lines, tb)
     entry = _claim(name, category, entries, claims)
-    node_id = entry.id if entry else _guess_id(name, tb, kind)
+    node_id = entry.id if entry else _guess_id(name, tb, kind, printed)
     error_type, message = tb.error_type, tb.message
     if not message and lines and lines[0].startswith(NOT_NATIVE):  # pytest's fail(), no traceback
         error_type, message = "Failed", lines[0].strip()
@@ -209,13 +214,22 @@ def _matches(node_id: str, name: str | None) -> bool:
     return base.replace("::", ".") + bracket + params == name
 
 
-def _guess_id(name: str | None, tb: Traceback, kind: Kind) -> str:
+def _guess_id(name: str | None, tb: Traceback, kind: Kind, printed: tuple[str, ...] = ()) -> str:
+    """Without pytest's short summary (``-rN``, or cut away) the id is the section's name in the
+    file pytest ran it from. A traceback's first frame is that file only when pytest printed it
+    (its progress lines), or could have collected it: a test a mixin or base class defines
+    elsewhere has that other file there. When no file is known, the name as pytest printed it."""
     if name is None:
         return tb.frames[0].file if tb.frames else "pytest"
     if kind is Kind.BUILD or "::" in name or not tb.frames:
         return name
+    file = tb.frames[0].file
+    if printed and file not in printed:
+        file = printed[0] if len(printed) == 1 else ""
+    elif not printed and not _TEST_MODULE.match(file.rsplit("/", 1)[-1]):
+        file = ""
     base, bracket, params = name.partition("[")
-    return f"{tb.frames[0].file}::{base.replace('.', '::')}{bracket}{params}"
+    return f"{file}::{base.replace('.', '::')}{bracket}{params}" if file else name
 
 
 def _entry_failure(entry: Entry) -> Failure:

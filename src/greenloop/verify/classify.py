@@ -10,6 +10,7 @@ from greenloop.processes.process import ProcessResult
 from greenloop.verify.classify_output import (
     crash_in_dependencies,
     dependencies_only,
+    ended_before_summary,
     hooks_of_an_older_pytest,
     make_could_not_run,
     repository_file,
@@ -109,7 +110,11 @@ def classify(
     if env is not None:
         return env
     if run.exit_code == 0:
-        return skipped_async_tests(run, parsed, root) or _judge_green(run, parsed, command)
+        return (
+            skipped_async_tests(run, parsed, root)
+            or ended_before_summary(run, parsed)
+            or _judge_green(run, parsed, command)
+        )
     if _is_pytest(parsed) and run.exit_code == PYTEST_NO_TESTS:
         return Classification(
             verdict=Verdict.UNTRUSTED, reasons=("no tests were collected (pytest exit 5)",)

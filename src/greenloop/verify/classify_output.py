@@ -186,3 +186,49 @@ def toolchain_too_old(run: ProcessResult) -> Classification | None:
             advice="Use Node.js 21 or newer (or name the test files or directory), then re-run.",
         )
     return None
+
+
+# A test runner's own lines while tests run (pytest's progress, unittest's `... ok`, mocha's ✔ and
+# `1) name`, jest's ● and PASS/FAIL, vitest's ticks, crosses and RUN, TAP's `ok N`, node:test's spec lines,
+# uvu's and ava's marks, jasmine's Started): the runner had begun reporting tests.
+_RUNNER_PROGRESS = re.compile(
+    r"^(?:=+ test session starts =+|collected \d+ items?\b.*"
+    r"|(?:\S+\.py )?[.FEsxX]+(?: +\[ *\d+%\])?"
+    r"|\S+::\S+ (?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*"
+    r"|\S.* \.\.\. (?:ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)"
+    r"|[ \t]+(?:✔|✓|√|\d+\)) \S.*|[ \t]+[.!,]+"
+    r"|[ \t]*● .*|(?:PASS|FAIL) \S.*"
+    r"|[ \t]*(?:✓|\u00d7|\u276f) \S.*|[ \t]*RUN [ \t]+v\d.*"
+    r"|(?:not )?ok \d+\b.*|[ \t]*(?:✔|✖) .*\(\d[\d.]*m?s\)"
+    r"|.*(?:• |✘ ).*|Started)[ \t]*$",
+    re.M,
+)
+_SUMMARIZING_RUNNERS = frozenset(
+    {"pytest", "unittest", "mocha", "js", "tap", "tap-spec", "uvu", "ava", "jasmine"}
+)
+
+
+def ended_before_summary(run: ProcessResult, parsed: ParseResult) -> Classification | None:
+    """Exit 0, the test runner's own lines, and no end-of-run summary: the process ended in the
+    middle of the run (the code under test called ``process.exit(0)`` or ``os._exit(0)``; jest and
+    mocha then exit 0 with the tests they had not run yet unreported). Every one of these runners
+    prints its summary at the end of a whole run, so exit 0 without it is never green."""
+    if run.exit_code != 0 or parsed.counts.summary_seen or parsed.killed:
+        return None
+    if not _SUMMARIZING_RUNNERS.intersection(parsed.tool.split("+")):
+        return None
+    text = run.merged
+    if "pytest" in parsed.tool and "[100%]" in text:  # -qq prints no summary after its progress
+        return None
+    seen = _RUNNER_PROGRESS.findall(text)
+    if not seen:
+        return None
+    last = seen[-1].strip()
+    return Classification(
+        verdict=Verdict.KILLED,
+        reasons=(
+            "it exited 0 before the test runner's end-of-run summary, in the middle of the run "
+            "(the code under test may have ended the process)",
+        ),
+        evidence=last[:200],
+    )

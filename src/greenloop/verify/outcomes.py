@@ -41,6 +41,7 @@ class Outcome:
 
     tree: str
     check: str
+    """The stage's command as run (its folder included): outcomes compare within one command."""
     full: bool
     """The stage ran whole with its runner's summary: a test it does not list as failing passed."""
     failed: tuple[str, ...] = ()
@@ -241,7 +242,6 @@ def of_check(
     result: CheckResult, tree: str, *, source: str, full: bool = True, flipped: Sequence[str] = ()
 ) -> list[Outcome]:
     """One outcome per stage that ran tests (a linter's findings are not test outcomes)."""
-    from greenloop.detect.ci_commands import check_key
     from greenloop.verify.flaky import failing_test_ids
     from greenloop.verify.verdict import Verdict, runs_tests
 
@@ -253,10 +253,13 @@ def of_check(
         failed = failing_test_ids(run) if run.verdict is Verdict.FAILED else ()
         # a flip failed here too: the re-run that passed it took it out of ``result``
         failed = tuple(dict.fromkeys((*failed, *flipped)))
+        # the stage's exact command in its folder: `pytest tests/a.py` never vouches for a test
+        # of another file, nor one package's `cargo test` for another's test of the same name
+        check = run.stage.display
         out.append(
             Outcome(
-                tree=tree, check=check_key(run.stage.command), full=whole, failed=failed,
-                flipped=tuple(flipped), source=source, at=time.time(),
+                tree=tree, check=check, full=whole, failed=failed, flipped=tuple(flipped),
+                source=source, at=time.time(),
             )
         )  # fmt: skip
     return out

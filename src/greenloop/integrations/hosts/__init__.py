@@ -9,6 +9,7 @@ needs is imported: the hook runs on every agent turn (issue 16).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,9 @@ class StopEvent:
     """The host says this stop follows a blocked one; only ever keeps a count, never bounds."""
     defer: str = ""
     """Why the tree is not verified at this stop (background work still running, an aborted turn)."""
+    stamp: float = 0.0
+    """When the host says the stop happened (epoch seconds; 0: it does not say). Copilot CLI runs
+    its own and its Claude-format Stop entries for one stop: the second gets no run of its own."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,11 +62,22 @@ def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         return "gemini"
     if "conversation_id" in data or "workspace_roots" in data or name == "stop":
         return "cursor"
-    if "sessionId" in data or name in ("agentStop", "subagentStop"):
+    if (
+        "sessionId" in data
+        or name in ("agentStop", "subagentStop")
+        or _copilots_claude_format(data)
+    ):
         return "copilot"
     if "turn_id" in data:
         return "codex"
     return from_environ(environ)
+
+
+def _copilots_claude_format(data: Mapping[str, Any]) -> bool:
+    """Copilot CLI running a Claude-format entry (``.claude/settings.json``): snake_case keys as
+    Claude Code's, but an ISO ``timestamp`` and a transcript in Copilot's session state."""
+    transcript = text(data.get("transcript_path"))
+    return isinstance(data.get("timestamp"), str) or "/.copilot/" in transcript
 
 
 def from_environ(environ: Mapping[str, str]) -> str:
@@ -88,3 +103,25 @@ def json_line(payload: Mapping[str, Any]) -> str:
 
 def clip(message: str) -> str:
     return message[:MESSAGE_CHARS]
+
+
+def log_shape(hook: str, host: str, data: Mapping[str, object], environ: Mapping[str, str]) -> None:
+    """``GREENLOOP_HOOK_LOG=DIR``: append the payload's shape (its event and field names, the
+    names inside its tool response; never a value) to ``DIR/<host>.jsonl``, for
+    ``scripts/host_drift.py`` to see what each host version sends. Off unless set; never raises."""
+    folder = environ.get("GREENLOOP_HOOK_LOG")
+    if not folder:
+        return
+    response = data.get("tool_response", data.get("toolResult", data.get("tool_result")))
+    shape = {
+        "hook": hook,
+        "event": str(data.get("hook_event_name") or data.get("hookEventName") or ""),
+        "fields": sorted(str(k) for k in data),
+        "response": sorted(str(k) for k in response) if isinstance(response, dict) else
+        type(response).__name__,
+    }  # fmt: skip
+    try:
+        with open(os.path.join(folder, f"{host}.jsonl"), "a", encoding="utf-8") as out:
+            out.write(json.dumps(shape) + "\n")
+    except OSError:
+        pass

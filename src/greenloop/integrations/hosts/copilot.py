@@ -3,7 +3,10 @@
 Input (camelCase, the event names greenloop installs): ``sessionId``, ``cwd``, ``timestamp``,
 ``transcriptPath``, ``stopReason``; the VS Code-compatible PascalCase names send snake_case keys
 (``session_id``), read too. No flag says a stop follows a blocked one: greenloop's own count is the
-bound. Reply: ``{"decision": "block", "reason": …}`` enqueues ``reason`` as the next prompt. The
+bound. Its Claude-format entries (``.claude/settings.json``: ``Stop`` with ``session_id``, an ISO
+``timestamp``, ``stop_reason``, ``stop_hook_active``) are answered here too: Copilot drops Claude
+Code's ``additionalContext``. Reply: ``{"decision": "block", "reason": …}`` enqueues ``reason`` as
+the next prompt. The
 reply has no field for the user: a message goes to stderr, exit 0 (logged, never blocking).
 """
 
@@ -35,7 +38,22 @@ def parse(data: Mapping[str, Any], default_cwd: Path) -> StopEvent:
         session_id=session,
         cwd=cwd_of(data.get("cwd"), default_cwd),
         stop_hook_active=data.get("stop_hook_active") is True,
+        stamp=_seconds(data.get("timestamp")),
     )
+
+
+def _seconds(stamp: object) -> float:
+    """Its own events: epoch milliseconds; its Claude-format ones: an ISO 8601 string."""
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool):
+        return stamp / 1000
+    if isinstance(stamp, str):
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(stamp).timestamp()
+        except ValueError:
+            return 0.0
+    return 0.0
 
 
 def render(reply: HookReply, event: StopEvent) -> tuple[str, str]:

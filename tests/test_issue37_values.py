@@ -236,3 +236,17 @@ def test_node_assert_thrown_out_of_a_tape_test_keeps_its_expression_and_place() 
     _, text = _checked(_output("tape/node_assert"))
     assert "assert(isEven(2))" in text
     assert "at test.js:9" in text
+
+
+def test_a_go_test_run_killed_at_the_time_limit_names_the_test_it_was_inside() -> None:
+    # go test -v: `=== RUN TestOddStart` and nothing after it (Countdown(3) never reaches zero)
+    _, text = _checked(_output("go/test_verbose_killed"))
+    assert "It was running TestOddStart when it was killed." in text.splitlines()[0]
+
+
+def test_vitest_retries_a_pass_on_a_retry_is_no_failure_a_failure_counts_once() -> None:
+    # `vitest run --retry=2`: `✓ passes on its second try (retry x1)`, `always fails (retry x2)` failed
+    # listed three times under Failed Tests
+    parsed = _parsed(_output("vitest/retry"))
+    assert [f.id for f in parsed.failures] == ["test/retry.test.js > always fails"]
+    assert (parsed.counts.passed, parsed.counts.failed) == (2, 1)

@@ -224,3 +224,41 @@ fs = {
 add("go", "build_error", fs, ["go", "build", "./..."],
     facts([], None, 'cannot use "many" (untyped string constant) as int value in variable declaration',
           at(fs, "main.go", 'var total int = "many"'), 2), version=GO_V)
+
+# a test that never returns, the run killed at the time limit (issue 37): -v printed which tests
+# started; the one with no result is where it hung
+fs = {
+    "go.mod": GO_MOD,
+    "count.go": D("""
+        package glcap
+
+        // Countdown counts the steps down to zero, two at a time.
+        func Countdown(n int) int {
+        	steps := 0
+        	for n != 0 {
+        		n -= 2
+        		steps++
+        	}
+        	return steps
+        }
+        """),
+    "count_test.go": D("""
+        package glcap
+
+        import "testing"
+
+        func TestEvenStart(t *testing.T) {
+        	if got := Countdown(4); got != 2 {
+        		t.Errorf("Countdown(4) = %d, want 2", got)
+        	}
+        }
+
+        func TestOddStart(t *testing.T) {
+        	if got := Countdown(3); got != 2 {
+        		t.Errorf("Countdown(3) = %d, want 2", got)
+        	}
+        }
+        """),
+}
+add("go", "test_verbose_killed", fs, ["go", "test", "-v", "./..."],
+    facts(["TestOddStart"], None, None, None, killed=True), version=GO_V, timeout=20)

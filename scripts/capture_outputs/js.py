@@ -185,6 +185,34 @@ add("vitest", "failures", fs, ["vitest", "run"],
           at(fs, "test/user.test.js", "toEqual({ name"), 2),
     link_node_modules=True)
 
+# vitest --retry=2 (issue 37): one test fails every try (listed once per try), one passes on its
+# second try (flaky: a pass, `(retry x1)`), one passes
+fs = {
+    "package.json": '{\n  "name": "vitestretry",\n  "private": true,\n  "type": "module"\n}\n',
+    "test/retry.test.js": D("""
+        import { expect, test } from "vitest";
+
+        let tries = 0;
+
+        test("passes on its second try", () => {
+          tries += 1;
+          expect(tries).toBe(2);
+        });
+
+        test("always fails", () => {
+          expect(1 + 1).toBe(3);
+        });
+
+        test("passes", () => {
+          expect(1).toBe(1);
+        });
+        """),
+}
+add("vitest", "retry", fs, ["vitest", "run", "--retry=2"],
+    facts(["test/retry.test.js > always fails"], "AssertionError", "expected 2 to be 3",
+          at(fs, "test/retry.test.js", "expect(1 + 1)"), 1, counts={"passed": 2, "failed": 1, "skipped": 0}),
+    link_node_modules=True)
+
 # a long string compared (issue 37): vitest prints `Expected: "…"` / `Received: "…"` whole, 680
 # characters each, alike but for `port=8081` / `port=8080` near their end
 fs = {

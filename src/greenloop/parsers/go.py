@@ -87,11 +87,13 @@ def parse(inp: ParserInput) -> ParseResult:
         for key, t in state.tests.items()
         if key not in parents or t.panic or (t.lines and key not in in_trouble)
     ]
+    hung: list[Failure] = []
     if (inp.exit_code < 0 or inp.exit_code > 128) and state.started:
         # killed from outside mid-test (greenloop's time limit): the tests -v saw start, no end
         state.killed += go_timeout.leaves(state.started)
+        hung = [go_timeout.killed_in(name) for name in go_timeout.leaves(state.started)]
     module = _module_path(state.import_paths, inp.root)
-    failures = [_failure(t, state.root, module) for t in failed] + state.diagnostics
+    failures = [_failure(t, state.root, module) for t in failed] + hung + state.diagnostics
     counts = Counts()
     if state.packages:
         counts = Counts(

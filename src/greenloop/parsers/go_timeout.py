@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
-from greenloop.parsers.model import Frame
+from greenloop.parsers.model import Failure, Frame, Kind
 
 PANIC = "panic: test timed out after "
 _LISTED = re.compile(r"^\t(?P<name>\S+) \((?P<took>[\d.]+[a-zµ]*)\)$")
@@ -48,3 +48,10 @@ def test_goroutine(frames: list[Frame], goroutines: list[tuple[int, str]]) -> li
     busy = [fs for h, fs in tests if "[running" in h or "[runnable" in h]
     chosen = busy or [fs for _, fs in tests[-1:]]
     return chosen[0] if chosen else frames
+
+
+def killed_in(name: str) -> Failure:
+    """A test ``-v`` saw start and never end before the run was killed: where it hung."""
+    return Failure(
+        kind=Kind.TEST, id=name, message="still running when the run was killed: no result"
+    )

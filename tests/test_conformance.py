@@ -51,10 +51,6 @@ compare = _load_compare()
 # case id -> why the current code gets it wrong (and the issue that fixes it). Keep it honest: the
 # test fails when a listed case starts to pass, so whoever fixes it removes the line.
 KNOWN_WRONG: dict[str, str] = {
-    # verify/classify reads `[Error: Connection refused]`, a value the test compares, as a service
-    # that is not running: an environment failure (issue 37, the classifier's part, not yet fixed)
-    "mocha/http-errors-1": "a test's own 'Connection refused' error read as a service down",
-    "mocha/http-errors-2": "a test's own 'Connection refused' error read as a service down",
     # a quiet go test 1.19 prints no test name when its -timeout panics: greenloop names the
     # top-level test from the goroutine dump; go test -json ends none of the 4 subtests running
     "go-test/mapstructure-4": "a -timeout panic names the top-level test, not its 4 running subtests",

@@ -283,9 +283,16 @@ def _wrong_command_line(run: ProcessResult) -> Classification | None:
     )
 
 
+# a line of a compared value or a diff (`- [Error: Connection refused] {`, `+ 'ECONNREFUSED'`):
+# what a test compared, never what the machine said
+_DIFF_LINE = re.compile(r"^[ \t]*[-+][ \t]*[\[{('\"]")
+
+
 def _known_environment_line(text: str) -> Classification | None:
     for pattern, why in ENV_PATTERNS:
-        m = re.search(pattern, text, re.M)
+        m = next(
+            (m for m in re.finditer(pattern, text, re.M) if not _DIFF_LINE.match(m.group(0))), None
+        )
         if m:
             gone = re.match(_NOT_FOUND, m.group(0), re.M)
             return Classification(

@@ -41,6 +41,11 @@ _FOREIGN = (
 )
 
 
+# What an earlier test of this worker may have left in its environment (greenloop's pytest plugin
+# marks an in-process pytest session, Ray sets its own): the CLI's own test run must not see it
+_SUITES_OWN = ("GREENLOOP_PYTEST_", "RAY_", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
+
+
 def require_cli(name: str) -> Path:
     """The directory holding ``name``; fails (or skips, when asked to) if it is not installed."""
     bin_dir = BIN_DIRS[name]
@@ -55,14 +60,18 @@ def require_cli(name: str) -> Path:
 def clean_environ(home: Path, *path_first: Path, **extra: str) -> dict[str, str]:
     """os.environ without model/agent settings, with its own HOME and ``path_first`` on PATH."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN + _SUITES_OWN)}
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_CACHE_HOME=str(home / ".cache"),
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
+        # each CLI its own temporary folder: CLIs of tests running at once (xdist workers) keep
+        # their cut outputs and state there, never in a /tmp they would share
+        TMPDIR=str(home / "tmp"),
     )
+    (home / "tmp").mkdir(exist_ok=True)
     env["PATH"] = os.pathsep.join([*map(str, path_first), env.get("PATH", "")])
     env.update(extra)
     return env

@@ -15,6 +15,9 @@ PY = sys.executable
 # `pytest -n 2 --durations=50` at load average 8-19 on 2 cores (2026-12-04, 36 min, ~40-100 s each
 # under that load), plus the tests that sleep out a 30 s limit. A name missing here only runs later.
 SLOW_FIRST = (
+    # first of its worker, before any other test: inside the full suite (and only there) Claude
+    # Code's cut of its output came back without pytest's closing line, twice; alone it never did
+    "test_claude_post_tool_cut_e2e.py::test_claude_codes_cut_of_a_failing_run",
     # the four longest (120-190 s quiet) at 0, 2, 4 and 6: two by two, each goes to its own worker
     "test_harbor_export.py::test_exported_mutants_are_harbor_tasks_that_fail_on_the_bug",
     "test_presets.py::test_cline_preset_fixes_the_bug_in_two_iterations_without_running_commands",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,3 +90,16 @@ def test_discover_reads_what_git_rev_parse_says_from_a_subdir_and_a_linked_workt
         assert found is not None
         assert [str(p.resolve()) for p in found] == said
     assert git.discover(tmp_path) is None
+
+
+def test_an_empty_git_folder_above_is_no_repository_as_git_itself_says(tmp_path: Path) -> None:
+    """A stray empty ``.git`` folder (one appeared in /tmp on the test machine) is no repository:
+    git looks past it, and greenloop must not make its hooks' state under it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "sub").mkdir()
+    assert git.discover(tmp_path / "sub") is None
+    probe = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=tmp_path / "sub", capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert probe.stdout.strip() != str(tmp_path)

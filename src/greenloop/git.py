@@ -108,8 +108,8 @@ def discover(cwd: Path) -> tuple[Path, Path, Path] | None:
 def dot_git_dir(root: Path) -> Path | None:
     """The git dir ``root/.git`` names: itself, or the ``gitdir:`` of a worktree's ``.git`` file."""
     dot = root / ".git"
-    if dot.is_dir():
-        return dot
+    if dot.is_dir():  # git takes a folder without HEAD for no repository, and looks further up
+        return dot if (dot / "HEAD").is_file() else None
     try:
         text = dot.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):

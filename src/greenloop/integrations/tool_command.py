@@ -110,6 +110,8 @@ class Invocation:
     """``tests``, ``lint``, ``type`` or ``build``."""
     partial: tuple[str, ...] = ()
     """Why this run is not a verdict on the whole suite (``-k``, one file, piped into tail …)."""
+    exit_code_lost: bool = False
+    """The shell's exit code is another command's (``| tail``): the output tells."""
     words: tuple[str, ...] = ()
     """The verifier's own words, wrappers and environment assignments dropped."""
 
@@ -131,7 +133,8 @@ def find_verifier(command: str, configured: tuple[str, ...] = ()) -> Invocation 
         found = _recognize(words) or _configured(words, configured)
         if found is None:
             continue
-        return _with(found, _after(segments[i + 1 :], operators[i]))
+        piped = operators[i] in {"|", "|&"}
+        return _with(found, _after(segments[i + 1 :], operators[i]), piped=piped)
     return None
 
 
@@ -146,12 +149,15 @@ def _after(rest: list[list[str]], operator: str) -> str:
     return ""
 
 
-def _with(found: Invocation, reason: str) -> Invocation:
+def _with(found: Invocation, reason: str, *, piped: bool) -> Invocation:
+    """``| tail``: the exit code is the last command's, the output tells; ``|| true`` keeps it,
+    so a failure it hides reads as the untrusted green it is."""
     if not reason:
         return found
     return Invocation(
-        runner=found.runner, kind=found.kind, partial=(*found.partial, reason), words=found.words
-    )
+        runner=found.runner, kind=found.kind, partial=(*found.partial, reason), words=found.words,
+        exit_code_lost=piped,
+    )  # fmt: skip
 
 
 def _segments(command: str) -> tuple[list[list[str]], list[str]]:
@@ -227,7 +233,7 @@ def _recognize(words: list[str]) -> Invocation | None:
     if head == "node" and _test_program(args):  # `node test.js`: node:test or tape, run direct
         return _found("node", "tests", words, ())
     if head == "go" and args and args[0] in _GO:
-        return _found(f"go {args[0]}", _GO[args[0]], words, _flags(args, _FILTERS["go"]))
+        return _found(f"go {args[0]}", _GO[args[0]], words, _go_partial(args))
     if head in {"cargo", "cargo-nextest"} and args and args[0] in _CARGO:
         filtered = _cargo_partial(args[1:]) if _CARGO[args[0]] == "tests" else ()
         return _found(f"cargo {args[0]}", _CARGO[args[0]], words, filtered)
@@ -329,10 +335,16 @@ def _pytest_partial(args: list[str]) -> tuple[str, ...]:
         elif arg.startswith("-") and not arg.startswith("--"):
             reasons += _short_flags(arg, args, i)
     skip = {"-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n", "--deselect", "--maxfail", "--rootdir"}
-    targets = [a for a in _positionals(args, skip) if "::" in a or a.endswith(".py")]
+    targets = [a for a in _positionals(args, skip) if "::" in a or a.endswith(".py") or _sub_dir(a)]
     if targets:
         reasons.append(f"only {_names(targets)}")
     return tuple(dict.fromkeys(reasons))
+
+
+def _sub_dir(arg: str) -> bool:
+    """A folder below the top one (``tests/oauth2``): part of the suite; ``tests`` is all of it."""
+    path = arg.removeprefix("./").rstrip("/")
+    return "/" in path and not path.startswith(("/", "../", "$")) and "*" not in path
 
 
 def _short_flags(arg: str, args: list[str], i: int) -> list[str]:
@@ -374,6 +386,23 @@ def _flags(args: list[str], names: set[str]) -> tuple[str, ...]:
         elif name in _STOPS_EARLY:
             found.append(f"{name}: stops at the first failures")
     return tuple(found)
+
+
+_GO_VALUED = frozenset(
+    {"-run", "-skip", "-count", "-timeout", "-p", "-parallel", "-tags", "-coverprofile"}
+    | {"-covermode", "-coverpkg", "-bench", "-benchtime", "-cpu", "-o", "-exec", "-ldflags"}
+    | {"-gcflags", "-mod", "-modfile", "-shuffle", "-list", "-vet", "-C", "-fuzz", "-fuzztime"}
+)
+
+
+def _go_partial(args: list[str]) -> tuple[str, ...]:
+    """Go's filters, and a package other than the module's own (``./...``, ``.``): one package
+    of many (``go test ./middleware``) is part of the suite."""
+    packages = [
+        a for a in _positionals(args[1:], set(_GO_VALUED)) if a not in ("./...", ".", "...")
+    ]
+    named = (f"only {_names(packages)}",) if packages and args[0] == "test" else ()
+    return (*_flags(args, _FILTERS["go"]), *named)
 
 
 def _positionals(args: list[str], valued: set[str]) -> list[str]:

@@ -54,6 +54,8 @@ def replacement(call: ToolCall, found: Invocation, environ: Mapping[str, str]) -
     if not config.tool_output:
         return ""
     output = strip_ansi(call.output)
+    if found.exit_code_lost and call.exit_code is not None:  # `| tail`: tail's exit code
+        call = replace(call, exit_code=None)
     result = _check(call, found, _feed(output), root)
     if result is None:  # no exit code, and no runner's result in the output to tell one
         why = _unsummed(call, found, output, root)
@@ -159,7 +161,12 @@ def _unsummed(call: ToolCall, found: Invocation, output: str, root: Path) -> str
     inp = ParserInput(argv=found.words, exit_code=0, stdout=output, merged=output, root=str(root))
     if ended_before_summary(probe, parse_output(inp)) is None:
         return ""
-    return f"it ends before the runner's end-of-run summary, and {call.host.capitalize()} sends no exit code"
+    why = (
+        "the exit code is another command's"
+        if found.exit_code_lost
+        else f"{call.host.capitalize()} sends no exit code"
+    )
+    return f"it ends before the runner's end-of-run summary, and {why}"
 
 
 _PYTEST_USAGE = re.compile(r"^ERROR: usage: \S*pytest\S* \[options\]", re.M)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import pairwise
 
 from greenloop.parsers.model import Kind, ParseResult, in_dependencies
 from greenloop.processes.process import ProcessResult
@@ -208,6 +209,16 @@ _SUMMARIZING_RUNNERS = frozenset(
 )
 
 
+def _node_runner_dots(argv: tuple[str, ...]) -> bool:
+    """``node --test --test-reporter=dot``: node's test runner runs each file in a process of its
+    own and exits with their verdict; its dot reporter prints no end-of-run summary."""
+    words = " ".join(argv).split()
+    pairs = {f"{a}={b}" for a, b in pairwise(words) if a == "--test-reporter"}
+    runner = any(w == "--test" or w.startswith("--test=") for w in words)
+    is_node = any(w.rsplit("/", 1)[-1] == "node" for w in words)
+    return is_node and runner and "--test-reporter=dot" in {*words, *pairs}
+
+
 def ended_before_summary(run: ProcessResult, parsed: ParseResult) -> Classification | None:
     """Exit 0, the test runner's own lines, and no end-of-run summary: the process ended in the
     middle of the run (the code under test called ``process.exit(0)`` or ``os._exit(0)``; jest and
@@ -220,6 +231,9 @@ def ended_before_summary(run: ProcessResult, parsed: ParseResult) -> Classificat
     text = run.merged
     if "pytest" in parsed.tool and "[100%]" in text:  # -qq prints no summary after its progress
         return None
+    if _node_runner_dots(run.argv):
+        return None  # node's dot reporter prints none; under --test the exit code is the runner's
+
     seen = _RUNNER_PROGRESS.findall(text)
     if not seen:
         return None

@@ -117,7 +117,9 @@ def test_lsof_finds_a_file_a_process_holds_open_and_not_one_nobody_holds(
 
 
 def test_a_gone_process_is_none_to_both_probes(monkeypatch: pytest.MonkeyPatch) -> None:
-    done = subprocess.run([PY, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    done = subprocess.run(
+        [PY, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
     pid = int(done.stdout)
     for probe in ("proc", "ps"):
         read_as(probe, monkeypatch)

@@ -31,7 +31,7 @@ from greenloop.digest import build_digest
 from greenloop.digest.frames import repo_location
 from greenloop.parsers import ParserInput, parse_output
 from greenloop.parsers.model import ParseResult
-from greenloop.parsers.windows_paths import posix_path, posix_text, windows_root
+from greenloop.parsers.path_spellings import posix_path, posix_text, windows_root
 from greenloop.processes.process import ProcessResult
 from greenloop.verify.cascade import CheckResult, StageRun
 from greenloop.verify.classify import classify

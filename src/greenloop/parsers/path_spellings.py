@@ -1,4 +1,11 @@
-"""Output printed on Windows, read as the parsers read POSIX output.
+"""The root's other spellings in a tool's output, written as the root: Windows paths, symlinks.
+
+A folder reached through a symlink is printed either way: on macOS ``/tmp`` and ``/var/folders``
+(``$TMPDIR``) are ``/private/tmp`` and ``/private/var/folders``, git names the repository by the
+real path, and a tool that prints the shell's logical ``$PWD`` names its files by the other.
+ParserInput.root_aliases lists those spellings; each is written as the root before parsing.
+
+Output printed on Windows, read as the parsers read POSIX output:
 
 On Windows a runner prints ``C:\\Users\\me\\proj\\pkg\\mod.py:12`` (pytest's native traces, node's
 stacks), ``pkg\\mod.py:12`` (pytest's short traces, relative with ``os.sep``), ``.\\calc.go:8:2``
@@ -12,8 +19,10 @@ leaves the output as it is, and so are side files (JSON escapes a backslash: rea
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from greenloop.parsers.model import ParserInput
@@ -40,6 +49,46 @@ def posix_path(path: str) -> str:
     if m is None:
         return path.replace("\\", "/")
     return f"/{m['drive'].lower()}/{path[3:].replace(chr(92), '/')}".rstrip("/")
+
+
+def one_root(inp: ParserInput, platform: str = sys.platform) -> ParserInput:
+    """``inp`` with the root spelled one way: its aliases as the root, Windows paths as Git Bash's."""
+    return posix_input(unaliased(inp), platform)
+
+
+def unaliased(inp: ParserInput) -> ParserInput:
+    """Each of the root's other spellings, followed by ``/``, written as the root."""
+    aliases = [a.rstrip("/") for a in inp.root_aliases if a.rstrip("/") and a != inp.root]
+    if not inp.root or not aliases:
+        return inp
+    # a whole path's start only: /tmp/p is an alias, /private/tmp/p/x holds it and is the root
+    spelled = re.compile(r"(?<![\w./-])(?:" + "|".join(map(re.escape, aliases)) + r")(?=/)")
+
+    def rewrite(text: str) -> str:
+        return spelled.sub(lambda _: inp.root.rstrip("/"), text) if text else text
+
+    return replace(
+        inp, stdout=rewrite(inp.stdout), stderr=rewrite(inp.stderr), merged=rewrite(inp.merged)
+    )
+
+
+def root_aliases(
+    root: str, pwd: str, realpath: Callable[[str], str] = os.path.realpath
+) -> tuple[str, ...]:
+    """The spellings of ``root`` other than its own a tool run there may print: the logical
+    ``$PWD`` (or its ancestor) that resolves to it, and ``root`` without macOS's ``/private``."""
+    found: list[str] = []
+    if pwd.startswith("/") and realpath(pwd) != pwd:
+        real = realpath(pwd)
+        if real == root or real.startswith(root.rstrip("/") + "/"):
+            below = real[len(root.rstrip("/")) :]
+            if pwd.endswith(below):
+                found.append(pwd[: len(pwd) - len(below)] if below else pwd)
+    for top in ("/private/tmp/", "/private/var/", "/private/etc/"):
+        short = root[len("/private") :]
+        if root.startswith(top) and realpath(short) == root:
+            found.append(short)
+    return tuple(dict.fromkeys(a for a in found if a != root))
 
 
 def posix_input(inp: ParserInput, platform: str = sys.platform) -> ParserInput:

@@ -12,7 +12,7 @@ build's daemons by an environment cookie the same way). When the command ends, g
 that carry its tag, and everything below them, get SIGTERM, a short grace, SIGKILL, and are reaped.
 A program that imports greenloop as a library is never made a subreaper (the orphans of its own
 other children would re-parent to it, zombies it never waits for): there the tag is looked for in
-every process of /proc, which costs more per command but touches nothing of the program's. A
+every process of the table, which costs more per command but touches nothing of the program's. A
 process of another command running side by side carries that command's tag and is left alone; one
 without a tag of the command that just ended (git's fsmonitor daemon or gpg-agent, a batch worker,
 one started with ``env -i``) is never touched. Off Linux (macOS, the BSDs) there is no subreaper:
@@ -70,7 +70,7 @@ def own_process() -> None:
 
 def become_subreaper() -> None:
     """Orphans of what greenloop starts re-parent to greenloop, not init (Linux, greenloop's own
-    process; a library's host is left as it is, its escapes are found by their tag in /proc)."""
+    process; a library's host is left as it is, its escapes are found by their tag in the process table)."""
     if not process_table.uses_proc() or not _mode["own_process"] or _mode["subreaper"]:
         return
     try:
@@ -98,7 +98,7 @@ def _owner(pid: int) -> str:
 def stop_tagged_by(pid: int, start: str, grace_s: float = 2.0) -> tuple[Escaped, ...]:
     """Stop every process a dead greenloop (``pid`` started at ``start``)'s commands left.
 
-    They re-parented to init when greenloop died, so the whole /proc is read for their tag.
+    They re-parented to init when greenloop died, so the whole process table is read for their tag.
     """
     if not start:
         return ()

@@ -117,6 +117,15 @@ def _bare_inner_pytest() -> Iterator[None]:
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
 
 
+@pytest.fixture(params=["proc", "ps"], ids=["linux-proc", "macos-ps"])
+def probe(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How greenloop reads the process table, for the reliability cases: /proc and a subreaper
+    (Linux), or ``ps`` with neither, as on macOS (``GREENLOOP_PLATFORM_PROBE``, which the
+    greenloop processes a test starts inherit). The probe is switched, not mocked."""
+    monkeypatch.setenv("GREENLOOP_PLATFORM_PROBE", request.param)
+    return str(request.param)
+
+
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", *args], cwd=root, check=True, capture_output=True, text=True

@@ -416,7 +416,9 @@ with cp.acquire_lock(state, "killed-run"):
 """
 
 
-def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(repo: Path) -> None:
+def test_recover_after_kill_9_restores_the_branch_and_keeps_everything(
+    repo: Path, probe: str
+) -> None:
     initial = head(repo)
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(repo)], stdout=subprocess.PIPE, text=True

@@ -392,7 +392,7 @@ def test_cli_run_prints_the_json_report_and_exits_with_the_result_code(
 
 
 def test_ctrl_c_mid_agent_stops_as_interrupted_with_nothing_lost(
-    calc_repo: Path, tmp_path: Path
+    calc_repo: Path, tmp_path: Path, probe: str
 ) -> None:
     initial = git(calc_repo, "rev-parse", "HEAD")
     steps = tmp_path / "steps.json"
@@ -410,7 +410,7 @@ def test_ctrl_c_mid_agent_stops_as_interrupted_with_nothing_lost(
 
 
 def test_kill_9_mid_agent_then_recover_restores_the_branch_and_keeps_the_work(
-    calc_repo: Path, tmp_path: Path
+    calc_repo: Path, tmp_path: Path, probe: str
 ) -> None:
     initial = git(calc_repo, "rev-parse", "HEAD")
     steps = tmp_path / "steps.json"

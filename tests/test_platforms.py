@@ -4,6 +4,7 @@ held to what the code checks; a machine without a POSIX shell gets one line, exi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,8 +12,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from greenloop.cli.entry import NEEDS_SHELL, shell_missing
+from greenloop.processes.process_table import ENV_BSD, PROBE_VAR, uses_proc
 from limits import hang
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,3 +63,39 @@ def test_check_without_sh_on_path_exits_2_with_one_line(tmp_path: Path) -> None:
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("\n") == 1
     assert "no `sh` is on PATH: on Windows run it in WSL, or in Git Bash" in out.stderr
+
+
+def platforms_section() -> str:
+    return (ROOT / "README.md").read_text().split("## Platforms", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_names_the_probe_switch_the_code_reads_and_the_bsd_environment_flag() -> None:
+    section = " ".join(platforms_section().split())
+    assert f"`{PROBE_VAR}=ps`" in section
+    assert not uses_proc({PROBE_VAR: "ps"}, "linux")  # the switch the README names
+    assert uses_proc({}, "linux")
+    assert not uses_proc({}, "darwin")  # a Mac reads the table through ps
+    assert "`-E` on BSD" in section
+    assert ENV_BSD == ("-E",)
+
+
+def test_readme_lists_exactly_the_commands_that_need_a_shell_and_those_that_need_none() -> None:
+    section = " ".join(platforms_section().split())
+    needing = section.split("every command that runs one (", 1)[1].split(")", 1)[0]
+    assert set(re.findall(r"`(\w+)`", needing)) == NEEDS_SHELL
+    none = section.split("exits 2 with one line saying so, and", 1)[1].split("need none", 1)[0]
+    for command in re.findall(r"`(\w+)`", none):
+        assert command not in NEEDS_SHELL
+        assert shell_missing(command, "") == ""
+
+
+def test_readme_claims_macos_and_native_windows_only_as_not_yet_claimed() -> None:
+    section = " ".join(platforms_section().split())
+    assert "**macOS**: not claimed yet" in section
+    assert "Native Windows is not claimed" in section
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "tests.yml").read_text())
+    assert "`.github/workflows/tests.yml` runs the suite on `macos-latest`" in section
+    assert "macos-latest" in workflow["jobs"]["suite"]["strategy"]["matrix"]["os"]
+    assert "windows-smoke" in workflow["jobs"]
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not [c for c in meta["classifiers"] if "MacOS" in c or "Windows" in c]

@@ -115,9 +115,10 @@ def assert_attempt_kept_and_branch_restored(root: Path, initial: str, output: st
     ],
 )
 def test_run_keeps_the_agents_edits_when_stopped_during_the_agent(
-    setup: tuple[Path, dict[str, str]], agent: str, sig: signal.Signals
+    setup: tuple[Path, dict[str, str]], agent: str, sig: signal.Signals, probe: str
 ) -> None:
     root, env = setup
+    env = {**env, "GREENLOOP_PLATFORM_PROBE": probe}  # the conftest's, for the processes
     initial = git(root, "rev-parse", "HEAD")
     proc = start_run(root, agent, env)
     pid_file = Path(env["PIDS"]) / "agent.pid"
@@ -130,9 +131,10 @@ def test_run_keeps_the_agents_edits_when_stopped_during_the_agent(
 
 
 def test_double_ctrl_c_still_finishes_and_leaves_no_process(
-    setup: tuple[Path, dict[str, str]],
+    setup: tuple[Path, dict[str, str]], probe: str
 ) -> None:
     root, env = setup
+    env = {**env, "GREENLOOP_PLATFORM_PROBE": probe}  # the conftest's, for the processes
     initial = git(root, "rev-parse", "HEAD")
     proc = start_run(root, "claude", env)
     pid_file = Path(env["PIDS"]) / "agent.pid"
@@ -149,9 +151,10 @@ def test_double_ctrl_c_still_finishes_and_leaves_no_process(
 
 
 def test_recover_stops_the_survivors_of_a_kill_9_and_clears_a_stale_git_lock(
-    setup: tuple[Path, dict[str, str]],
+    setup: tuple[Path, dict[str, str]], probe: str
 ) -> None:
     root, env = setup
+    env = {**env, "GREENLOOP_PLATFORM_PROBE": probe}  # the conftest's, for the processes
     initial = git(root, "rev-parse", "HEAD")
     proc = start_run(root, "sh -c '" + AGENT_BODY.replace("'", "") + "'", env)
     pid_file = Path(env["PIDS"]) / "agent.pid"
@@ -236,9 +239,10 @@ def test_an_edit_from_another_terminal_during_verification_is_named_in_the_repor
 
 
 def test_recover_after_kill_9_never_commits_a_file_the_run_found_ignored(
-    setup: tuple[Path, dict[str, str]],
+    setup: tuple[Path, dict[str, str]], probe: str
 ) -> None:
     root, env = setup
+    env = {**env, "GREENLOOP_PLATFORM_PROBE": probe}  # the conftest's, for the processes
     agent = "printf '__pycache__/\\n' > .gitignore; echo $$ > \"$PIDS/agent.pid\"; exec sleep 120"
     proc = start_run(root, agent, env)
     pid_file = Path(env["PIDS"]) / "agent.pid"

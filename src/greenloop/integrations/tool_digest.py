@@ -23,6 +23,7 @@ from greenloop.digest.layout import _count_words
 from greenloop.integrations.tool_command import Invocation
 from greenloop.integrations.tool_hosts import ToolCall
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
+from greenloop.parsers.path_spellings import root_aliases
 from greenloop.processes.process import ProcessResult
 from greenloop.processes.process_capture import strip_ansi
 from greenloop.redact import redact
@@ -126,6 +127,7 @@ def _check(
         stdout=output,
         merged=output,
         root=str(root),
+        root_aliases=root_aliases(str(root), str(call.cwd)),  # the host's folder, maybe logical
     )
     modules = repo_modules(root)
     parsed = installed.own_copies(parse_output(inp), root, modules)  # as check reads a tox env

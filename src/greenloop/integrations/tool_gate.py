@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 
 MAX_INPUT = 16 * 1024 * 1024
@@ -66,7 +67,9 @@ def nothing_to_do(raw: bytes | int, environ: Mapping[str, str] = os.environ) -> 
     if CANDIDATE.search(command) or "[greenloop: exit" in command:
         return False
     cwd = data.get("cwd")
-    base = cwd if isinstance(cwd, str) and cwd else environ.get("CLAUDE_PROJECT_DIR", ".")
+    base = (
+        native_path(cwd) if isinstance(cwd, str) and cwd else environ.get("CLAUDE_PROJECT_DIR", ".")
+    )
     return not may_run_a_stage(command, base)
 
 
@@ -150,3 +153,11 @@ def _names_stages(pyproject: str) -> bool:
             return b"tool.greenloop.stage" in file.read()
     except OSError:
         return False
+
+
+def native_path(path: str, platform: str = sys.platform) -> str:
+    """``/c/Users/me`` -> ``C:/Users/me`` on Windows; any other path, or any other system: as is."""
+    drive = re.match(r"/([A-Za-z])(?:/|$)", path)
+    if platform != "win32" or drive is None:
+        return path
+    return f"{drive[1].upper()}:/{path[3:]}"

@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from greenloop.integrations.hosts import cwd_of
 from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
 HOSTS = ("claude", "codex", "gemini", "copilot")
@@ -110,8 +111,7 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
     command = tool_input.get("command")
     if not isinstance(command, str) or not command.strip():
         return None
-    cwd = data.get("cwd")
-    base = Path(cwd) if isinstance(cwd, str) and cwd else default_cwd
+    base = cwd_of(data.get("cwd"), default_cwd)
     event = str(data.get("hook_event_name") or "")
     if host == "copilot":  # no wrap needed: postToolUse fires for a failing command too
         return _copilot_call(data, command, base, event)

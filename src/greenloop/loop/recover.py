@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from greenloop.loop.checkpoints import attempt_ref, critical
 from greenloop.loop.preflight import ABORT_HINT, RepoState, operation_in_progress
 from greenloop.loop.rollback import bring_back_command, move_branch, save_attempt
 from greenloop.loop.runlock import lock_is_live, read_lock, stop_escapes, stop_survivors
+from greenloop.processes import process_table
 from greenloop.processes.orphans import Escaped, describe
 
 
@@ -183,7 +183,7 @@ def clear_stale_git_locks(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
     stale = [p for p in dict.fromkeys(candidates) if p.is_file()]
     if not stale:
         return ()
-    held = _open_files()
+    held = process_table.held_open(str(p.resolve()) for p in stale)
     cleared = []
     for path in stale:
         if str(path.resolve()) not in held:
@@ -191,17 +191,6 @@ def clear_stale_git_locks(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
                 path.unlink()
             cleared.append(str(path))
     return tuple(cleared)
-
-
-def _open_files() -> set[str]:
-    """Every file some process on this machine has open (Linux /proc; empty elsewhere)."""
-    files: set[str] = set()
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        with contextlib.suppress(OSError):
-            for fd in fd_dir.iterdir():
-                with contextlib.suppress(OSError):
-                    files.add(os.readlink(fd))
-    return files
 
 
 def main_recover(args: argparse.Namespace) -> int:

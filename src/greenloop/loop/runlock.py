@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from greenloop.errors import FatalError
-from greenloop.processes import process_groups
+from greenloop.processes import process_groups, process_table
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class RunLock:
     root: str = ""
     host: str = ""
     pid_start: str = ""
-    """The process's start time from /proc (guards against a recycled pid), when available."""
+    """The process's start time (/proc or ps: guards against a recycled pid), when available."""
     ignored: tuple[str, ...] = ()
     """The run's ignored-at-start paths, so ``recover`` never stages them either."""
 
@@ -227,7 +227,5 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError, IndexError):
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead
-    return True
+    proc = process_table.stat(pid)
+    return proc is None or not proc.dead  # a zombie is dead; unreadable: taken as alive

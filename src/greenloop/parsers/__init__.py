@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from greenloop.parsers import sniff
+from greenloop.parsers import path_spellings, sniff
 from greenloop.parsers.model import (
     MAKE_ERROR,
     Counts,
@@ -111,6 +111,7 @@ def tools_named(argv: tuple[str, ...]) -> list[str]:
 
 def parse_output(inp: ParserInput) -> ParseResult:
     """Parse with every family the command names (or its output shows); generic when none applies."""
+    inp = path_spellings.one_root(inp)  # symlinked (macOS /tmp) or Windows spellings of it
     named = tools_named(inp.argv)
     if "pytest" not in named and any(name.startswith(PYTEST_ARTIFACT) for name, _ in inp.artifacts):
         named.append("pytest")  # `make test` ran pytest: our plugin's records say so

@@ -22,7 +22,8 @@ _DIAG = re.compile(
     r"^(?:vet: )?(?P<file>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<msg>\S.*)$"
 )
 _FUNC = re.compile(r"^(?=.*\)$)(?P<fn>[\w./*()\[\]{}-]+)\(.*\)$")
-_LOC = re.compile(r"^\t(?P<file>\S+\.(?:go|s)):(?P<line>\d+)")
+# a space inside: GOROOT on Windows is C:/Program Files/Go
+_LOC = re.compile(r"^\t(?P<file>[^\s:][^\t:]*\.(?:go|s)):(?P<line>\d+)")
 _SLASH = re.compile("/")
 _SIGNAL = re.compile(r"^(?:signal: (?P<sig>\w[\w ]*)|\*\*\* Test killed(?P<why>.*))$")
 

@@ -95,6 +95,9 @@ class ParserInput:
     """Structured side files the run produced, as (name, text): plugin JSON, JUnit XML."""
     root: str = ""
     """The repository root, to make paths relative."""
+    root_aliases: tuple[str, ...] = ()
+    """Other spellings of ``root`` a tool may print: through a symlink, as macOS's ``/tmp`` and
+    ``/var/folders`` are of ``/private/…``, or the shell's logical ``$PWD``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

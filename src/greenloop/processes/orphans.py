@@ -12,10 +12,12 @@ build's daemons by an environment cookie the same way). When the command ends, g
 that carry its tag, and everything below them, get SIGTERM, a short grace, SIGKILL, and are reaped.
 A program that imports greenloop as a library is never made a subreaper (the orphans of its own
 other children would re-parent to it, zombies it never waits for): there the tag is looked for in
-every process of /proc, which costs more per command but touches nothing of the program's. A
+every process of the table, which costs more per command but touches nothing of the program's. A
 process of another command running side by side carries that command's tag and is left alone; one
 without a tag of the command that just ended (git's fsmonitor daemon or gpg-agent, a batch worker,
-one started with ``env -i``) is never touched. Off Linux nothing here runs: today's behaviour.
+one started with ``env -i``) is never touched. Off Linux (macOS, the BSDs) there is no subreaper:
+the table comes from ``ps`` (process_table.py) and the tag is looked for in every process, as
+for a library's host; ``GREENLOOP_PLATFORM_PROBE=ps`` runs that path on Linux.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import contextlib
 import itertools
 import os
 import signal
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -32,10 +33,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from greenloop import signals
+from greenloop.processes import process_table
 from greenloop.processes.process_groups import process_start
+from greenloop.processes.process_table import TAG_VAR, Proc
 
-TAG_VAR = "GREENLOOP_COMMAND_TAG"
-LINUX = sys.platform.startswith("linux")
 PR_SET_CHILD_SUBREAPER = 36
 POLL_S = 0.02
 _serial = itertools.count(1)
@@ -48,23 +49,7 @@ class Escaped:
 
     pid: int
     name: str
-    """Its ``/proc/PID/comm`` (the executable's name, at most 15 characters)."""
-
-
-class _Proc:
-    """One line of /proc/PID/stat (a plain class: a dataclass costs ~1 ms of import)."""
-
-    __slots__ = ("pgrp", "pid", "ppid", "session", "start", "state")
-
-    def __init__(self, pid: int, fields: list[str]) -> None:
-        self.pid, self.state = pid, fields[0]
-        self.ppid, self.pgrp, self.session = int(fields[1]), int(fields[2]), int(fields[3])
-        # field 22 of /proc/PID/stat: when it started, in clock ticks after boot
-        self.start = int(fields[19]) if len(fields) > 19 else 0
-
-    @property
-    def dead(self) -> bool:
-        return self.state in "ZX"
+    """The executable's name (``/proc/PID/comm``, or ps's ``comm``; at most 15 characters)."""
 
 
 class _Marks:
@@ -85,8 +70,8 @@ def own_process() -> None:
 
 def become_subreaper() -> None:
     """Orphans of what greenloop starts re-parent to greenloop, not init (Linux, greenloop's own
-    process; a library's host is left as it is, its escapes are found by their tag in /proc)."""
-    if not LINUX or not _mode["own_process"] or _mode["subreaper"]:
+    process; a library's host is left as it is, its escapes are found by their tag in the process table)."""
+    if not process_table.uses_proc() or not _mode["own_process"] or _mode["subreaper"]:
         return
     try:
         import ctypes  # here only: the Stop hook's cached path never runs a command
@@ -113,24 +98,23 @@ def _owner(pid: int) -> str:
 def stop_tagged_by(pid: int, start: str, grace_s: float = 2.0) -> tuple[Escaped, ...]:
     """Stop every process a dead greenloop (``pid`` started at ``start``)'s commands left.
 
-    They re-parented to init when greenloop died, so the whole /proc is read for their tag.
+    They re-parented to init when greenloop died, so the whole process table is read for their tag.
     """
-    if not LINUX or not start:
+    if not start:
         return ()
     prefix = f"{pid}.{start}."
-    others = (n for n in _all_pids() if n != os.getpid())  # a recover its agent ran
-    found = [
-        p
-        for p in map(_stat, others)
-        if p is not None and not p.dead and any(t.startswith(prefix) for t in _tags(p.pid))
-    ]
-    stopped = tuple(Escaped(pid=p.pid, name=_comm(p.pid)) for p in found)
+    alive = [p for p in process_table.table().values() if not p.dead and p.pid != os.getpid()]
+    tags = process_table.tags(p.pid for p in alive)  # not a recover its agent ran
+    found = [p for p in alive if any(t.startswith(prefix) for t in tags.get(p.pid, []))]
+    stopped = tuple(Escaped(pid=p.pid, name=process_table.name(p.pid)) for p in found)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for p in found:
             _signal(p.pid, sig)
         deadline = time.monotonic() + grace_s
         while found and time.monotonic() < deadline:
-            found = [p for p in found if (now := _stat(p.pid)) is not None and not now.dead]
+            found = [
+                p for p in found if (now := process_table.stat(p.pid)) is not None and not now.dead
+            ]
             time.sleep(POLL_S)
     return stopped
 
@@ -157,8 +141,6 @@ def stop_escaped(
     ``busy``: greenloop's children still being waited on (commands running); never looked into.
     Bounded: SIGTERM, ``grace_s``, SIGKILL, and after another ``grace_s`` what is left stays.
     """
-    if not LINUX:
-        return ()
     marks = _Marks(pgid)
     found = _find(tag, busy, marks)
     if not found:  # what every command pays: one read of greenloop's children
@@ -168,7 +150,7 @@ def stop_escaped(
 
 
 def _stop(
-    found: list[_Proc], find: Callable[[], list[_Proc]], pgid: int, grace_s: float
+    found: list[Proc], find: Callable[[], list[Proc]], pgid: int, grace_s: float
 ) -> tuple[Escaped, ...]:
     stopped: dict[int, Escaped] = {}
     termed: set[int] = set()
@@ -178,7 +160,7 @@ def _stop(
         _reap(p.pid for p in found if p.dead and p.ppid == os.getpid())
         for p in found:
             if not p.dead and p.pgrp != pgid and p.pid not in stopped:  # not the group's own
-                stopped[p.pid] = Escaped(pid=p.pid, name=_comm(p.pid))
+                stopped[p.pid] = Escaped(pid=p.pid, name=process_table.name(p.pid))
         elapsed = time.monotonic() - start
         if elapsed > 2 * grace_s:
             break
@@ -189,8 +171,16 @@ def _stop(
             elif elapsed > grace_s:
                 _signal(p.pid, signal.SIGKILL)
         time.sleep(POLL_S)
-        found = find()
+        found = _still_to_stop(find())
     return tuple(sorted(stopped.values(), key=lambda e: e.pid))
+
+
+def _still_to_stop(found: list[Proc]) -> list[Proc]:
+    """Off Linux a zombie has no thread left and is init's to reap (no subreaper): waiting for
+    it only waits on init. On Linux a zombie leader's other threads may still run: kept."""
+    if process_table.uses_proc():
+        return found
+    return [p for p in found if not p.dead or p.ppid == os.getpid()]
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
@@ -204,18 +194,31 @@ def _reap(pids: Iterable[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
-def _find(tag: str, busy: Collection[int], marks: _Marks) -> list[_Proc]:
+def _find(tag: str, busy: Collection[int], marks: _Marks) -> list[Proc]:
     """greenloop's children that belong to the command, each with everything below it; where
-    greenloop is not a subreaper (a library's host), every process that belongs to it."""
-    children = child_lister()
-    found: list[_Proc] = []
-    roots = children(os.getpid()) if _mode["subreaper"] else _all_pids()
-    since = 0 if _mode["subreaper"] else _started(os.getpid())  # older ones are not ours
-    for pid in roots:
-        proc = None if pid in busy or pid == os.getpid() else _stat(pid)
-        if proc is not None and proc.start >= since and _belongs(proc, tag, marks):
-            found += _subtree(proc, children)
-    found = list({proc.pid: proc for proc in found}.values())  # in /proc's scan, roots nest
+    greenloop is not a subreaper (a library's host, macOS), every process that belongs to it."""
+    look: Callable[[int], Proc | None] = process_table.stat
+    if _mode["subreaper"]:
+        children = child_lister()
+        roots, since = children(os.getpid()), 0
+    else:  # one read of the whole table, children from its parent pids
+        procs = process_table.table()
+        by_parent = _by_parent(procs.values())
+        children, look = (lambda pid: by_parent.get(pid, [])), procs.get
+        roots, since = list(procs), _started(os.getpid())  # older ones are not ours
+    me = os.getpid()
+    candidates = [
+        p
+        for p in (look(pid) for pid in roots if pid not in busy and pid != me)
+        if p is not None and p.start >= since
+    ]
+    unknown = [p.pid for p in candidates if p.pid not in marks.pids and not p.dead]
+    tags = process_table.tags(unknown)
+    found: list[Proc] = []
+    for proc in candidates:
+        if _belongs(proc, tag in tags.get(proc.pid, ()), marks):
+            found += _subtree(proc, children, look)
+    found = list({proc.pid: proc for proc in found}.values())  # in a whole-table scan, roots nest
     for proc in found:
         if not proc.dead:
             marks.pids.add(proc.pid)
@@ -223,20 +226,22 @@ def _find(tag: str, busy: Collection[int], marks: _Marks) -> list[_Proc]:
     return found
 
 
-def _belongs(proc: _Proc, tag: str, marks: _Marks) -> bool:
+def _belongs(proc: Proc, tagged: bool, marks: _Marks) -> bool:
     if proc.pid in marks.pids:
         return True
     if proc.dead:
         return proc.pgrp in marks.groups or proc.session in marks.groups
-    return tag in _tags(proc.pid)
+    return tagged
 
 
-def _subtree(root: _Proc, children: Callable[[int], list[int]]) -> list[_Proc]:
+def _subtree(
+    root: Proc, children: Callable[[int], list[int]], look: Callable[[int], Proc | None]
+) -> list[Proc]:
     out, todo = [], [root]
     while todo:
         proc = todo.pop()
         out.append(proc)
-        todo += [p for p in map(_stat, children(proc.pid)) if p is not None]
+        todo += [p for p in map(look, children(proc.pid)) if p is not None]
     return out
 
 
@@ -258,47 +263,18 @@ def _children(pid: int) -> list[int]:
 
 
 def scan_parents() -> dict[int, list[int]]:
-    """Every process's children, from the ppid in each /proc/PID/stat."""
+    """Every process's children, from each one's parent pid in the process table."""
+    return _by_parent(process_table.table().values())
+
+
+def _by_parent(procs: Iterable[Proc]) -> dict[int, list[int]]:
     by_parent: dict[int, list[int]] = defaultdict(list)
-    for proc in map(_stat, _all_pids()):
-        if proc is not None:
-            by_parent[proc.ppid].append(proc.pid)
+    for proc in procs:
+        by_parent[proc.ppid].append(proc.pid)
     return by_parent
-
-
-def _all_pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def _stat(pid: int) -> _Proc | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return _Proc(pid, fields)
 
 
 @cache
 def _started(pid: int) -> int:
-    proc = _stat(pid)
+    proc = process_table.stat(pid)
     return proc.start if proc is not None else 0
-
-
-def _tags(pid: int) -> list[str]:
-    prefix = TAG_VAR.encode() + b"="
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            entries = handle.read().split(b"\0")
-    except OSError:
-        return []
-    found = next((e[len(prefix) :] for e in entries if e.startswith(prefix)), b"")
-    return found.decode(errors="replace").split()
-
-
-def _comm(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
-            return handle.read().strip() or "?"
-    except OSError:
-        return "?"

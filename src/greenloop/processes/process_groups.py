@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from greenloop import signals
+from greenloop.processes import process_table
 
 KILL_GRACE_S = 2.0
 
@@ -45,12 +46,8 @@ groups = LiveGroups()
 
 
 def process_start(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None off Linux or when gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
+    """When ``pid`` started (a recycled pid has another); None when it is gone."""
+    return process_table.start_of(pid)
 
 
 def stop_groups(recorded: Mapping[int, str], grace_s: float = KILL_GRACE_S) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ from greenloop import git
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
+from greenloop.parsers.path_spellings import root_aliases
 from greenloop.processes.process import ProcessResult, build_env, run_command
 from greenloop.processes.process_groups import stop_running
 from greenloop.verify import instrument
@@ -208,6 +209,7 @@ def run_stage(
             merged=result.merged,
             artifacts=artifacts,
             root=str(root),
+            root_aliases=root_aliases(str(root), environ.get("PWD", "")),
         )
     )
     parsed = installed.own_copies(parsed, root, modules)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from greenloop.integrations.tool_gate import native_path
 
 HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
 MESSAGE_CHARS = 4000  # a user message is for a human glancing at the terminal
@@ -76,7 +79,7 @@ def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:
 def _copilots_claude_format(data: Mapping[str, Any]) -> bool:
     """Copilot CLI running a Claude-format entry (``.claude/settings.json``): snake_case keys as
     Claude Code's, but an ISO ``timestamp`` and a transcript in Copilot's session state."""
-    transcript = text(data.get("transcript_path"))
+    transcript = text(data.get("transcript_path")).replace("\\", "/")  # C:\\Users\\me\\.copilot
     return isinstance(data.get("timestamp"), str) or "/.copilot/" in transcript
 
 
@@ -93,8 +96,12 @@ def text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def cwd_of(value: object, default: Path) -> Path:
-    return Path(value) if isinstance(value, str) and value else default
+def cwd_of(value: object, default: Path, platform: str = sys.platform) -> Path:
+    """The payload's folder; on Windows Git Bash's ``/c/Users/…`` is ``C:/Users/…`` (a native
+    Python reads ``/c/…`` as a folder ``c`` on the current drive)."""
+    if not isinstance(value, str) or not value:
+        return default
+    return Path(native_path(value, platform))
 
 
 def json_line(payload: Mapping[str, Any]) -> str:

@@ -194,6 +194,7 @@ PROJECT_FILES = {
     "gemini": ".gemini/settings.json",
     "copilot": ".github/hooks/greenloop.json",
     "cursor": ".cursor/hooks.json",
+    "openhands": ".openhands/hooks.json",
 }
 GLOBAL_FILES = {
     "claude": ".claude/settings.json",
@@ -201,6 +202,7 @@ GLOBAL_FILES = {
     "gemini": ".gemini/settings.json",
     "copilot": ".copilot/hooks/greenloop.json",
     "cursor": ".cursor/hooks.json",
+    "openhands": ".openhands/hooks.json",
 }
 STOP_COMMANDS = {
     "claude": "greenloop hook stop",
@@ -208,6 +210,7 @@ STOP_COMMANDS = {
     "gemini": "greenloop hook stop --host gemini",
     "copilot": "greenloop hook stop --host copilot",
     "cursor": "greenloop hook stop --host cursor",
+    "openhands": "greenloop hook stop --host openhands",
 }
 # what each host's users already have there, written the way people write it (not our layout)
 THEIR_FILES = {
@@ -216,11 +219,14 @@ THEIR_FILES = {
     "gemini": '{\n    "general": {"vimMode": true},\n    "hooks": {}\n}\n',
     "copilot": "",  # greenloop's own file: nobody else's content can be there
     "cursor": '{"version": 1, "hooks": {"afterFileEdit": [{"command": "./fmt.sh"}]}}\n',
+    "openhands": '{"hooks": {"PreToolUse": [{"matcher": "terminal", "hooks": [{"command": "./guard.sh"}]}]}}',
 }
 
 
 def stop_handlers(host: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-    event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}.get(host)
+    event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent", "openhands": "Stop"}.get(
+        host
+    )
     if event:
         return [h for g in data["hooks"][event] for h in g["hooks"]]
     handlers: list[dict[str, Any]] = data["hooks"]["agentStop" if host == "copilot" else "stop"]
@@ -316,7 +322,7 @@ def test_install_gives_copilot_the_shell_output_hook_on_its_bash_tool_only(
         }
     ]
     listed = greenloop(root, "install", "--list", home=tmp_path).stdout
-    assert "installed: agentStop, postToolUse" in listed
+    assert "installed: agentStop, Stop, postToolUse" in listed
 
 
 def test_install_for_copilot_without_tool_output_writes_the_stop_hook_only(
@@ -324,7 +330,7 @@ def test_install_for_copilot_without_tool_output_writes_the_stop_hook_only(
 ) -> None:
     root = make_repo({"README.md": "x\n"})
     greenloop(root, "install", "copilot", "--no-tool-output", home=tmp_path)
-    assert set(settings(root / PROJECT_FILES["copilot"])["hooks"]) == {"agentStop"}
+    assert set(settings(root / PROJECT_FILES["copilot"])["hooks"]) == {"agentStop", "Stop"}
 
 
 def test_install_gives_gemini_its_timeout_in_milliseconds_and_the_shell_output_hook(
@@ -423,10 +429,10 @@ def test_install_of_an_unknown_host_says_which_exist(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     root = make_repo({"README.md": "x\n"})
-    out = greenloop(root, "install", "vscode", home=tmp_path)
+    out = greenloop(root, "install", "windsurf", home=tmp_path)
     assert out.returncode == 2
-    assert "unknown host 'vscode'" in out.stderr
-    assert "claude, codex, gemini, copilot, cursor" in out.stderr
+    assert "unknown host 'windsurf'" in out.stderr
+    assert "claude, codex, gemini, copilot, cursor, openhands" in out.stderr
 
 
 def test_install_list_shows_what_is_installed_where(
@@ -495,3 +501,45 @@ def test_uninstall_leaves_no_entry_that_runs_greenloop_under_any_event(
     after = settings(root / ".claude" / "settings.json")
     assert "greenloop" not in json.dumps(after)
     assert after["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}]
+
+
+def test_install_for_copilot_gives_vs_code_a_stop_entry_it_reads_from_the_same_file(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # VS Code loads every *.json of .github/hooks, turns lowerCamelCase events into PascalCase
+    # (agentStop becomes an AgentStop it never fires) and counts `timeout` (default 30 s)
+    config = "[tool.greenloop]\ntimeout = 900\n"
+    root = make_repo({"pyproject.toml": config})
+    greenloop(root, "install", "copilot", home=tmp_path)
+    data = settings(root / PROJECT_FILES["copilot"])
+    assert data["hooks"]["Stop"] == [
+        {"type": "command", "bash": "greenloop hook stop", "timeout": 900, "timeoutSec": 900}
+    ]
+    out = greenloop(root, "uninstall", "copilot", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / PROJECT_FILES["copilot"]).exists()
+
+
+def test_install_for_openhands_writes_a_stop_group_the_sdk_loader_reads(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "openhands", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "HookConfig.load" in out.stdout  # the SDK reads it only when handed the file
+    data = settings(root / PROJECT_FILES["openhands"])
+    assert data == {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "greenloop hook stop --host openhands",
+                            "timeout": 600,
+                        }
+                    ]
+                }
+            ]
+        }
+    }

@@ -16,7 +16,7 @@ COMMAND_HELP = (
     "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
 )
 _NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
-_HOST_NAMES = "claude, codex, gemini, copilot or cursor"
+_HOST_NAMES = "claude, codex, gemini, copilot (Copilot CLI and VS Code), cursor or openhands"
 
 
 def add_global_options(command: argparse.ArgumentParser) -> None:
@@ -80,8 +80,9 @@ def add_hook(sub: SubParsers) -> None:
     p = sub.add_parser(
         "hook",
         help="run as an agent's Stop hook (reads the event JSON on stdin)",
-        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI and "
-        "Cursor (the host is read from the event; claude-stop is the same hook). Green allows the "
+        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
+        "Cursor, VS Code, Goose, Kimi Code and the OpenHands SDK (the host is read from the event; "
+        "Kimi Code's needs --host kimi; claude-stop is the same hook). Green allows the "
         "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
         "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
         "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool, "
@@ -91,8 +92,8 @@ def add_hook(sub: SubParsers) -> None:
     p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")
     p.add_argument(
         "--host",
-        help="claude, codex, gemini, copilot or cursor (default: read from the event); a name "
-        "it does not know allows the stop and says so",
+        help="claude, codex, gemini, copilot, cursor, vscode, goose, kimi or openhands (default: "
+        "read from the event); a name it does not know allows the stop and says so",
     )
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
 

@@ -1,7 +1,7 @@
 """``greenloop hook stop``: every host's Stop hook, with greenloop's own per-session bound.
 
-The host (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor) is read from the payload and the
-environment, or named by ``--host``; ``hook claude-stop`` is the same hook. Each host's input and
+The host (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor, VS Code, Goose, Kimi Code, the
+OpenHands SDK) is read from the payload and the environment, or named by ``--host``; ``hook claude-stop`` is the same hook. Each host's input and
 reply schema live in ``integrations/hosts/<host>.py``; the decision is the same for all: green
 allows the stop, a code failure blocks it with the digest (at most ``max_iters`` times in a turn,
 within ``max_time`` seconds, never twice on the same failure), anything else allows it and tells
@@ -46,7 +46,12 @@ __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
 SAME_STOP_S = 0.002
 """Two stop events of one session at the same instant by the host's clock are one stop (Copilot
 CLI stamps its agentStop and its Claude-format Stop alike, to the millisecond)."""
-PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+PROJECT_DIRS = (
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "CURSOR_PROJECT_DIR",
+    "OPENHANDS_PROJECT_DIR",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,9 +3,10 @@
 From each host's documentation: Claude Code ``.claude/settings.json`` (``~/.claude``, or
 ``$CLAUDE_CONFIG_DIR``), Codex CLI ``.codex/hooks.json`` (``$CODEX_HOME``, default ``~/.codex``),
 Gemini CLI ``.gemini/settings.json`` (``~/.gemini``), Copilot CLI ``.github/hooks/<name>.json``
-(``$COPILOT_HOME/hooks``, default ``~/.copilot/hooks``), Cursor ``.cursor/hooks.json``
-(``~/.cursor``). Claude, Codex and Gemini nest handlers in matcher groups; Copilot and Cursor list
-them flat under a ``"version": 1`` file.
+(``$COPILOT_HOME/hooks``, default ``~/.copilot/hooks``; VS Code reads the same folder), Cursor
+``.cursor/hooks.json`` (``~/.cursor``), the OpenHands SDK ``.openhands/hooks.json``
+(``$OH_PERSISTENCE_DIR``, default ``~/.openhands``). Claude, Codex, Gemini and OpenHands nest
+handlers in matcher groups; Copilot and Cursor list them flat under a ``"version": 1`` file.
 """
 
 from __future__ import annotations
@@ -268,6 +269,19 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         event="agentStop",
         hook={"type": "command", "bash": _stop(s, "copilot"), "timeoutSec": s.timeout_s},
     )
+    # VS Code loads every *.json of .github/hooks too, but reads agentStop as an "AgentStop" it
+    # never fires: its Stop gate is this entry. No --host: the payload says which host sent it
+    # (Copilot CLI runs it too, and its second entry of one stop runs nothing). VS Code counts
+    # `timeout`, Copilot CLI `timeoutSec`: both are set, or VS Code's 30 s would cut the suite.
+    vscode = Entry(
+        event="Stop",
+        hook={
+            "type": "command",
+            "bash": f"{s.base} hook stop",
+            "timeout": s.timeout_s,
+            "timeoutSec": s.timeout_s,
+        },
+    )
     # fires for a command that exits non-zero too; the matcher keeps it off every other tool
     tool = Entry(
         event="postToolUse",
@@ -282,8 +296,8 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         host="copilot",
         path=path,
         grouped=False,
-        entries=(stop, tool) if s.tool_output else (stop,),
-        events=("agentStop", "postToolUse"),
+        entries=(stop, vscode, tool) if s.tool_output else (stop, vscode),
+        events=("agentStop", "Stop", "postToolUse"),
         command_key="bash",
         own_file=True,
     )
@@ -297,6 +311,28 @@ def _cursor(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
         hook={"command": _stop(s, "cursor"), "timeout": s.timeout_s, "loop_limit": s.max_iters},
     )
     return Target(host="cursor", path=path, grouped=False, entries=(stop,), events=("stop",))
+
+
+def _openhands(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("OH_PERSISTENCE_DIR") or str(
+            _home(environ, "~/.openhands") / ".openhands"
+        )
+        path = Path(folder) / "hooks.json"
+    else:
+        path = root / ".openhands" / "hooks.json"
+    stop = Entry(
+        event="Stop",
+        hook={"type": "command", "command": _stop(s, "openhands"), "timeout": s.timeout_s},
+    )
+    note = (
+        "The SDK runs them once the conversation is given the file: "
+        "Conversation(..., hook_config=HookConfig.load(working_dir=...)); the OpenHands CLI "
+        "loads it by itself."
+    )
+    return Target(
+        host="openhands", path=path, grouped=True, entries=(stop,), events=("Stop",), note=note
+    )
 
 
 def codex_config(root: Path, environ: Mapping[str, str]) -> str:
@@ -328,4 +364,5 @@ BUILDERS = {
     "gemini": _gemini,
     "copilot": _copilot,
     "cursor": _cursor,
+    "openhands": _openhands,
 }

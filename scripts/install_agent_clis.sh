@@ -3,7 +3,7 @@
 # tests/test_claude_stop_hook_e2e.py, tests/test_stop_hook_e2e.py) into one fixed prefix, outside the repo.
 #
 #   $GREENLOOP_AGENT_CLIS            (default /tmp/greenloop-agent-clis)
-#     node_modules/.bin/{claude,codex,gemini,cline,copilot}  npm, pinned versions
+#     node_modules/.bin/{claude,codex,gemini,cline,copilot,opencode}  npm, pinned versions
 #     aider-venv/bin/aider                           PyPI aider-chat, pinned, own venv
 #     openhands-venv/bin/python                      PyPI openhands-sdk, pinned, own venv (Python
 #                                                    3.12+: the first found on PATH or in pyenv)
@@ -20,6 +20,7 @@ CODEX_VERSION=0.171.0
 GEMINI_VERSION=0.61.0
 CLINE_VERSION=3.0.65
 COPILOT_VERSION=1.0.102
+OPENCODE_VERSION=1.18.33
 AIDER_VERSION=0.86.2
 OPENHANDS_SDK_VERSION=1.58.2 # ~490 MB with LiteLLM, ~4 min to install on 2 cores
 
@@ -40,6 +41,7 @@ install_npm() {
   [ "$(npm_version cline)" = "$CLINE_VERSION" ] || wanted+=("cline@$CLINE_VERSION")
   [ "$(npm_version @github/copilot)" = "$COPILOT_VERSION" ] ||
     wanted+=("@github/copilot@$COPILOT_VERSION")
+  [ "$(npm_version opencode-ai)" = "$OPENCODE_VERSION" ] || wanted+=("opencode-ai@$OPENCODE_VERSION")
   if [ ${#wanted[@]} -eq 0 ]; then
     log "npm CLIs already at the pinned versions"
     return
@@ -122,12 +124,12 @@ wait "$aider_pid" || status=$?
 wait "$openhands_pid" || status=$?
 [ "$status" -eq 0 ] || { log "install failed (exit $status)"; exit "$status"; }
 # Versions from the installed metadata (running `gemini --version` alone takes ~5 s).
-for exe in claude codex gemini cline copilot; do
+for exe in claude codex gemini cline copilot opencode; do
   [ -x "$PREFIX/node_modules/.bin/$exe" ] || { log "missing $PREFIX/node_modules/.bin/$exe"; exit 1; }
 done
 [ -x "$PREFIX/aider-venv/bin/aider" ] || { log "missing $PREFIX/aider-venv/bin/aider"; exit 1; }
 [ -n "$(openhands_version)" ] || { log "missing openhands-sdk in $PREFIX/openhands-venv"; exit 1; }
 log "claude $(npm_version @anthropic-ai/claude-code), codex $(npm_version @openai/codex)," \
   "gemini $(npm_version @google/gemini-cli), cline $(npm_version cline)," \
-  "copilot $(npm_version @github/copilot), aider $(aider_version), openhands-sdk $(openhands_version)"
+  "copilot $(npm_version @github/copilot), opencode $(npm_version opencode-ai), aider $(aider_version), openhands-sdk $(openhands_version)"
 log "ready: PATH=$PREFIX/node_modules/.bin:$PREFIX/aider-venv/bin"

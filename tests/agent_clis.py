@@ -22,6 +22,7 @@ BIN_DIRS = {
     "gemini": NODE_BIN,
     "cline": NODE_BIN,
     "copilot": NODE_BIN,
+    "opencode": NODE_BIN,
     "aider": AIDER_BIN,
 }
 

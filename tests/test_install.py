@@ -543,3 +543,69 @@ def test_install_for_openhands_writes_a_stop_group_the_sdk_loader_reads(
             ]
         }
     }
+
+
+def test_install_for_opencode_writes_its_plugin_and_uninstall_leaves_no_trace(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    plugin = root / ".opencode" / "plugin" / "greenloop.js"
+    out = greenloop(root, "install", "opencode", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no stop gate" in out.stdout
+    text = plugin.read_text()
+    assert '"tool.execute.after"' in text
+    assert 'const COMMAND = "greenloop hook post-tool --host opencode";' in text
+    assert "already" in greenloop(root, "install", "opencode", home=tmp_path).stdout
+    assert "installed: plugin" in greenloop(root, "install", "--list", home=tmp_path).stdout
+    out = greenloop(root, "uninstall", "opencode", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / ".opencode").exists()  # the folders install made went with it
+
+
+def test_install_for_opencode_refuses_a_plugin_file_that_is_not_greenloops(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    theirs = "export const Mine = async () => ({});\n"
+    root = make_repo({".opencode/plugin/greenloop.js": theirs})
+    out = greenloop(root, "install", "opencode", home=tmp_path)
+    assert out.returncode == 2
+    assert "not greenloop's" in out.stderr
+    assert (root / ".opencode" / "plugin" / "greenloop.js").read_text() == theirs
+    assert "no greenloop hooks" in greenloop(root, "uninstall", "opencode", home=tmp_path).stdout
+
+
+def test_global_install_for_opencode_writes_the_users_plugin_folder(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    home = tmp_path / "home"
+    out = subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), "install", "opencode", "--global"],
+        check=False, capture_output=True, text=True, timeout=hang(60),
+        env={**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "cfg"),
+             "XDG_STATE_HOME": str(home / "state")},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (home / "cfg" / "opencode" / "plugin" / "greenloop.js").is_file()
+    assert not (root / ".opencode").exists()
+
+
+def test_install_list_names_every_host_with_its_gates_and_how_it_was_tried(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    from greenloop.integrations import hosts, tool_hosts
+    from greenloop.integrations.host_facts import HOST_FACTS
+    from greenloop.integrations.install_hosts import BUILDERS
+
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "--list", home=tmp_path).stdout
+    table = out.split("what is installed where:")[0]
+    rows = {line.split()[0]: line for line in table.splitlines() if line.strip()}
+    # every host the hooks answer, and every host install writes for, has its row
+    for name in {*hosts.HOSTS, *tool_hosts.HOSTS, *BUILDERS}:
+        row = rows[name]
+        assert "real" in row or "by contract" in row, row
+    for facts in HOST_FACTS:
+        assert facts.stop_gate in rows[facts.name]
+        assert facts.tool_output in rows[facts.name]

@@ -87,7 +87,11 @@ def main_uninstall(args: argparse.Namespace) -> int:
 
 
 def main_list(args: argparse.Namespace) -> int:
+    from greenloop.integrations.host_facts import render_table
+
     root = project_root(Path(args.repo))
+    print("\n".join(render_table()))
+    print("\nwhat is installed where:")
     for host in BUILDERS:
         for global_ in (False, True):
             try:
@@ -102,13 +106,15 @@ def main_list(args: argparse.Namespace) -> int:
             except FatalError as exc:
                 state, spec = str(exc), None
             where = "global " if global_ else "project"
-            print(f"{host:8} {where} {state}" + (f"  {spec.path}" if spec else ""))
+            print(f"{host:9} {where} {state}" + (f"  {spec.path}" if spec else ""))
     return 0
 
 
 def describe(spec: Target) -> str:
     if not spec.path.exists():
         return "no file"
+    if spec.content:
+        return "installed: plugin" if _is_our_file(spec) else "another tool's file"
     try:
         data = read_config(spec.path)
     except FatalError as exc:
@@ -167,6 +173,8 @@ def _interpreter_of(script: str) -> str:
 
 def install(spec: Target) -> str:
     """Merge our entries in; "added … to", "updated … in" or "… already in"."""
+    if spec.content:
+        return _install_file(spec)
     original = _checked(spec)
     data = read_config(spec.path)
     _refuse_foreign(spec, data)
@@ -188,6 +196,8 @@ def install(spec: Target) -> str:
 def uninstall(spec: Target) -> str:
     if not spec.path.exists():
         return "no greenloop hooks in"
+    if spec.content:
+        return _uninstall_file(spec)
     _checked(spec)
     data = read_config(spec.path)
     removed = False
@@ -200,6 +210,45 @@ def uninstall(spec: Target) -> str:
         return "restored, as it was before install,"
     write_config(spec.path, data)
     return "removed greenloop's hooks from"
+
+
+def _install_file(spec: Target) -> str:
+    """A file of greenloop's own (OpenCode's plugin): written whole; another's is refused."""
+    original = _checked(spec)
+    if original is not None and not _is_our_file(spec):
+        raise FatalError(
+            f"{spec.path} is not greenloop's: nothing was changed (move it aside, then re-run)"
+        )
+    if original == spec.content.encode():
+        return "greenloop's hooks are already in"
+    if original is None:
+        save_backup(spec.path, None)
+    created = [str(p) for p in (spec.path.parent, *spec.path.parent.parents) if not p.exists()]
+    spec.path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(spec.path, spec.content.encode())
+    if original is None:
+        _record(spec.path, installed=spec.path.read_bytes(), created=created)
+        return "added greenloop's hooks to"
+    return "updated greenloop's hooks in"
+
+
+def _uninstall_file(spec: Target) -> str:
+    _checked(spec)
+    if not _is_our_file(spec):
+        return "no greenloop hooks in"
+    manifest = load_manifest(spec.path)
+    if manifest is not None and _restore(spec, {}, manifest):
+        return "restored, as it was before install,"
+    spec.path.unlink()
+    return "removed greenloop's hooks from"
+
+
+def _is_our_file(spec: Target) -> bool:
+    try:
+        head = spec.path.read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return False
+    return head.startswith("// greenloop's plugin") and bool(OURS.search(head))
 
 
 def _every_event(data: Mapping[str, Any], spec: Target) -> list[str]:

@@ -53,6 +53,8 @@ class Target:
     """The file is greenloop's alone (Copilot reads every ``*.json`` of its hooks folder)."""
     note: str = ""
     """What the user must still do for the host to run the hook."""
+    content: str = ""
+    """A file of greenloop's own written whole (OpenCode's plugin), instead of JSON entries."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,6 +337,70 @@ def _openhands(root: Path, global_: bool, s: Settings, environ: Mapping[str, str
     )
 
 
+OPENCODE_PLUGIN = """// greenloop's plugin for OpenCode (written by `greenloop install opencode`; removed by
+// `greenloop uninstall opencode`). After each bash call, `greenloop hook post-tool` reads the
+// output and, for a test or lint run it knows, hands back what the model reads instead: the
+// digest of a red run, one line for a green one. Anything else is left as it was.
+import { spawnSync } from "node:child_process";
+
+const COMMAND = __COMMAND__;
+
+export const Greenloop = async ({ directory }) => ({
+  "tool.execute.after": async (input, output) => {
+    if (input.tool !== "bash" || typeof output?.output !== "string") return;
+    const args = input.args ?? {};
+    const payload = JSON.stringify({
+      hook_event_name: "tool.execute.after",
+      tool_name: "bash",
+      tool_input: args,
+      cwd: typeof args.workdir === "string" ? args.workdir : directory,
+      tool_response: {
+        output: output.output,
+        exit: output.metadata?.exit ?? null,
+        truncated: output.metadata?.truncated === true,
+      },
+    });
+    const ran = spawnSync("sh", ["-c", COMMAND], {
+      input: payload, cwd: directory, encoding: "utf8", timeout: __TIMEOUT_MS__,
+    });
+    if (ran.status !== 0 || !ran.stdout) return;
+    try {
+      const reply = JSON.parse(ran.stdout);
+      if (typeof reply.output === "string") output.output = reply.output;
+    } catch {}
+  },
+});
+"""
+
+
+def _opencode(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("XDG_CONFIG_HOME") or str(_home(environ, "~/.config") / ".config")
+        path = Path(folder) / "opencode" / "plugin" / "greenloop.js"
+    else:
+        path = root / ".opencode" / "plugin" / "greenloop.js"
+    import json
+
+    command = f"{s.base} {POST_TOOL} --host opencode"
+    content = OPENCODE_PLUGIN.replace("__COMMAND__", json.dumps(command)).replace(
+        "__TIMEOUT_MS__", str(TOOL_OUTPUT_TIMEOUT_S * 1000)
+    )
+    note = (
+        "OpenCode has no stop gate (its session.idle event only observes): this plugin digests "
+        "the agent's own test runs; bound a run with `greenloop run --agent` or CI."
+    )
+    return Target(
+        host="opencode",
+        path=path,
+        grouped=False,
+        entries=(Entry(event="tool.execute.after", hook={"command": command}),),
+        events=("tool.execute.after",),
+        own_file=True,
+        note=note,
+        content=content,
+    )
+
+
 def codex_config(root: Path, environ: Mapping[str, str]) -> str:
     """What Codex's ``config.toml`` files say about hooks: a warning when they are off. A file
     that is not valid TOML is refused (Codex itself would not start), and nothing is written."""
@@ -365,4 +431,5 @@ BUILDERS = {
     "copilot": _copilot,
     "cursor": _cursor,
     "openhands": _openhands,
+    "opencode": _opencode,
 }

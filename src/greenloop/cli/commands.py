@@ -95,6 +95,12 @@ def add_hook(sub: SubParsers) -> None:
         help="claude, codex, gemini, copilot, cursor, vscode, goose, kimi or openhands (default: "
         "read from the event); a name it does not know allows the stop and says so",
     )
+    p.add_argument(
+        "--goal",
+        action="store_true",
+        help="stop: only a trusted green allows the stop (the goal recipe: an untrusted green, "
+        "such as skipped or deleted tests, blocks too, within the same bound)",
+    )
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
 
 
@@ -120,6 +126,12 @@ def add_install(sub: SubParsers) -> None:
         help="Claude Code: also wrap the agent's verifier commands (PreToolUse), so a failing "
         "run's digest replaces its output; only where Claude runs with Bash allowed on its "
         "command line (--allowedTools Bash)",
+    )
+    p.add_argument(
+        "--goal",
+        action="store_true",
+        help="the Stop hook as the judge of a goal loop (Claude Code's /goal, Codex's goal mode): "
+        "only a trusted green ends it; an untrusted green (tests skipped or deleted) blocks too",
     )
     p.add_argument("--list", action="store_true", help="show what is installed where")
 

@@ -54,6 +54,7 @@ def main_install(args: argparse.Namespace) -> int:
             global_=args.global_,
             tool_output=args.tool_output,
             wrap=getattr(args, "wrap", False),
+            goal=getattr(args, "goal", False),
         ),
         environ=os.environ,
     )
@@ -130,7 +131,9 @@ def project_root(repo: Path) -> Path:
     return root or repo.resolve()
 
 
-def settings_for(root: Path, *, global_: bool, tool_output: bool, wrap: bool = False) -> Settings:
+def settings_for(
+    root: Path, *, global_: bool, tool_output: bool, wrap: bool = False, goal: bool = False
+) -> Settings:
     from greenloop.config import Config, load_config
 
     config = Config() if global_ else load_config(root)
@@ -140,6 +143,7 @@ def settings_for(root: Path, *, global_: bool, tool_output: bool, wrap: bool = F
         max_iters=config.max_iters,
         tool_output=tool_output,
         wrap=wrap,
+        goal=goal,
     )
 
 

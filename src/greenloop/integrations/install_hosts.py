@@ -68,6 +68,8 @@ class Settings:
     tool_output: bool = True
     wrap: bool = False
     """Claude Code: the PreToolUse wrap too (``install claude --wrap``)."""
+    goal: bool = False
+    """The Stop hook as a goal loop's judge: only a trusted green allows the stop."""
 
 
 def timeout_of(config: Config) -> int:
@@ -93,7 +95,8 @@ def _home(environ: Mapping[str, str], what: str) -> Path:
 
 
 def _stop(settings: Settings, host: str) -> str:
-    return f"{settings.base} hook stop" + (f" --host {host}" if host != "claude" else "")
+    named = f" --host {host}" if host != "claude" else ""
+    return f"{settings.base} hook stop{named}" + (" --goal" if settings.goal else "")
 
 
 def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
@@ -279,7 +282,7 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         event="Stop",
         hook={
             "type": "command",
-            "bash": f"{s.base} hook stop",
+            "bash": f"{s.base} hook stop" + (" --goal" if s.goal else ""),
             "timeout": s.timeout_s,
             "timeoutSec": s.timeout_s,
         },

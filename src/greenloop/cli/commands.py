@@ -85,8 +85,8 @@ def add_hook(sub: SubParsers) -> None:
         "Kimi Code's needs --host kimi; claude-stop is the same hook). Green allows the "
         "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
         "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
-        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool, "
-        "Copilot CLI postToolUse): "
+        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Codex CLI PostToolUse, "
+        "Gemini CLI AfterTool, Copilot CLI postToolUse, OpenCode's plugin): "
         "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
     p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")
@@ -118,7 +118,7 @@ def add_install(sub: SubParsers) -> None:
         "--no-tool-output",
         dest="tool_output",
         action="store_false",
-        help="only the Stop hook, not the tool-output digest (Claude Code, Gemini CLI)",
+        help="only the Stop hook, not the tool-output digest (where the host has one)",
     )
     p.add_argument(
         "--wrap",

@@ -12,21 +12,30 @@ line saying why, and nothing is written.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from greenloop.errors import FatalError
+from greenloop.integrations.install_backup import (
+    atomic_write,
+    backup_file,
+    forget_backup,
+    load_manifest,
+    read_checked,
+    record,
+    remove_created,
+    save_backup,
+)
+from greenloop.integrations.install_files import install_file, is_our_file, uninstall_file
 from greenloop.integrations.install_hosts import (
     BUILDERS,
+    OURS,
     Entry,
     Settings,
     Target,
@@ -35,7 +44,6 @@ from greenloop.integrations.install_hosts import (
     timeout_of,
 )
 
-OURS = re.compile(r"\bgreenloop hook (?:stop|claude-stop|post-tool)\b")
 HOOK_COMMAND = "greenloop hook stop"
 
 
@@ -115,7 +123,7 @@ def describe(spec: Target) -> str:
     if not spec.path.exists():
         return "no file"
     if spec.content:
-        return "installed: plugin" if _is_our_file(spec) else "another tool's file"
+        return "installed: plugin" if is_our_file(spec) else "another tool's file"
     try:
         data = read_config(spec.path)
     except FatalError as exc:
@@ -178,8 +186,8 @@ def _interpreter_of(script: str) -> str:
 def install(spec: Target) -> str:
     """Merge our entries in; "added … to", "updated … in" or "… already in"."""
     if spec.content:
-        return _install_file(spec)
-    original = _checked(spec)
+        return install_file(spec)
+    original = read_checked(spec.path)
     data = read_config(spec.path)
     _refuse_foreign(spec, data)
     had_ours = any(_ours_under(data, spec, e) for e in spec.events)
@@ -193,7 +201,7 @@ def install(spec: Target) -> str:
     if not spec.grouped:
         data.setdefault("version", 1)
     created = write_config(spec.path, data)
-    _record(spec.path, installed=spec.path.read_bytes(), created=created)
+    record(spec.path, installed=spec.path.read_bytes(), created=created)
     return "updated greenloop's hooks in" if had_ours else "added greenloop's hooks to"
 
 
@@ -201,8 +209,8 @@ def uninstall(spec: Target) -> str:
     if not spec.path.exists():
         return "no greenloop hooks in"
     if spec.content:
-        return _uninstall_file(spec)
-    _checked(spec)
+        return uninstall_file(spec)
+    read_checked(spec.path)
     data = read_config(spec.path)
     removed = False
     for event in _every_event(data, spec):
@@ -216,65 +224,12 @@ def uninstall(spec: Target) -> str:
     return "removed greenloop's hooks from"
 
 
-def _install_file(spec: Target) -> str:
-    """A file of greenloop's own (OpenCode's plugin): written whole; another's is refused."""
-    original = _checked(spec)
-    if original is not None and not _is_our_file(spec):
-        raise FatalError(
-            f"{spec.path} is not greenloop's: nothing was changed (move it aside, then re-run)"
-        )
-    if original == spec.content.encode():
-        return "greenloop's hooks are already in"
-    if original is None:
-        save_backup(spec.path, None)
-    created = [str(p) for p in (spec.path.parent, *spec.path.parent.parents) if not p.exists()]
-    spec.path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(spec.path, spec.content.encode())
-    if original is None:
-        _record(spec.path, installed=spec.path.read_bytes(), created=created)
-        return "added greenloop's hooks to"
-    return "updated greenloop's hooks in"
-
-
-def _uninstall_file(spec: Target) -> str:
-    _checked(spec)
-    if not _is_our_file(spec):
-        return "no greenloop hooks in"
-    manifest = load_manifest(spec.path)
-    if manifest is not None and _restore(spec, {}, manifest):
-        return "restored, as it was before install,"
-    spec.path.unlink()
-    return "removed greenloop's hooks from"
-
-
-def _is_our_file(spec: Target) -> bool:
-    try:
-        head = spec.path.read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
-        return False
-    return head.startswith("// greenloop's plugin") and bool(OURS.search(head))
-
-
 def _every_event(data: Mapping[str, Any], spec: Target) -> list[str]:
     """The events install writes, then every other event of the file: an entry the user added
     (Claude Code's opt-in PreToolUse wrap) runs greenloop too and must not outlive it."""
     hooks = data.get("hooks")
     found = [str(e) for e in hooks] if isinstance(hooks, dict) else []
     return [*spec.events, *(e for e in found if e not in spec.events)]
-
-
-def _checked(spec: Target) -> bytes | None:
-    """The file's bytes (None: absent); refuses what greenloop must not write over."""
-    path = spec.path
-    if path.is_symlink():
-        raise FatalError(
-            f"{path} is a symbolic link (to {os.readlink(path)}): another tool manages it; add "
-            "greenloop's entries there by hand, or replace the link with a file"
-        )
-    try:
-        return path.read_bytes() if path.exists() else None
-    except OSError as exc:
-        raise FatalError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def _refuse_foreign(spec: Target, data: Mapping[str, Any]) -> None:
@@ -306,16 +261,12 @@ def _restore(spec: Target, remainder: dict[str, Any], manifest: Mapping[str, Any
             return False
         if not isinstance(before, dict) or _bare(before) != _bare(remainder):
             return False
-        _atomic_write(spec.path, original.read_bytes())
+        atomic_write(spec.path, original.read_bytes())
     else:
         if _bare(remainder) not in ({}, {"version": 1}):
             return False
         spec.path.unlink()
-        for folder in manifest.get("created", []):  # deepest first
-            try:
-                Path(folder).rmdir()
-            except OSError:
-                break  # not empty: something else lives there now
+        remove_created(manifest)
     forget_backup(spec.path)
     return True
 
@@ -427,65 +378,5 @@ def write_config(path: Path, data: Mapping[str, Any]) -> list[str]:
     """Write pretty JSON atomically; the folders it had to make, deepest first."""
     created = [str(p) for p in (path.parent, *path.parent.parents) if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     return created
-
-
-def _atomic_write(path: Path, content: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def backup_dir(path: Path, environ: Mapping[str, str] = os.environ) -> Path:
-    state = environ.get("XDG_STATE_HOME") or (
-        os.path.join(environ["HOME"], ".local", "state") if environ.get("HOME") else ""
-    )
-    if not state:
-        raise FatalError("neither XDG_STATE_HOME nor HOME is set: nowhere to keep a backup")
-    key = hashlib.sha256(os.fsencode(path.absolute())).hexdigest()[:16]
-    return Path(state) / "greenloop" / "backups" / key
-
-
-def backup_file(path: Path) -> Path:
-    return backup_dir(path) / "original"
-
-
-def save_backup(path: Path, original: bytes | None) -> None:
-    folder = backup_dir(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    if original is not None:
-        _atomic_write(folder / "original", original)
-    else:
-        (folder / "original").unlink(missing_ok=True)
-    manifest = {"path": str(path.absolute()), "existed": original is not None, "created": []}
-    _atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2).encode())
-
-
-def _record(path: Path, *, installed: bytes, created: list[str]) -> None:
-    manifest = load_manifest(path)
-    if manifest is None:
-        return
-    if created:
-        manifest["created"] = created
-    manifest["installed"] = hashlib.sha256(installed).hexdigest()
-    _atomic_write(backup_dir(path) / "manifest.json", json.dumps(manifest, indent=2).encode())
-
-
-def load_manifest(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((backup_dir(path) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def forget_backup(path: Path) -> None:
-    shutil.rmtree(backup_dir(path), ignore_errors=True)

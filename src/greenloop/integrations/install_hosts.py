@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from greenloop.errors import FatalError
 if TYPE_CHECKING:
     from greenloop.config import Config
 
+OURS = re.compile(r"\bgreenloop hook (?:stop|claude-stop|post-tool)\b")
+"""A command of greenloop's hooks, whichever way install spelled greenloop."""
 DEFAULT_TIMEOUT_S = 600
 TOOL_OUTPUT_TIMEOUT_S = 60
 POST_TOOL = "hook post-tool"

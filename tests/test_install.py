@@ -609,3 +609,82 @@ def test_install_list_names_every_host_with_its_gates_and_how_it_was_tried(
     for facts in HOST_FACTS:
         assert facts.stop_gate in rows[facts.name]
         assert facts.tool_output in rows[facts.name]
+
+
+CALC_BUG = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "pyproject.toml": '[[tool.greenloop.stage]]\nname = "tests"\n'
+    f'run = "{PY} -m pytest -q -p no:cacheprovider"\n',
+}
+
+
+def run_installed(command: str, payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    """The command install wrote, run the way the host runs it (``sh -c``, the event on stdin)."""
+    out = subprocess.run(
+        ["sh", "-c", command], input=json.dumps(payload), cwd=cwd, capture_output=True,
+        text=True, check=False, timeout=hang(120), env={**os.environ, "PATH": ON_PATH},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    reply: dict[str, Any] = json.loads(out.stdout)
+    return reply
+
+
+def test_install_for_goose_writes_a_plugin_whose_stop_hook_answers_gooses_payload(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo(CALC_BUG)
+    plugin = root / ".agents" / "plugins" / "greenloop"
+    assert greenloop(root, "install", "goose", home=tmp_path).returncode == 0
+    assert json.loads((plugin / "plugin.json").read_text())["name"] == "greenloop"
+    [group] = settings(plugin / "hooks" / "hooks.json")["hooks"]["Stop"]
+    [hook] = group["hooks"]
+    assert hook["command"] == "greenloop hook stop --host goose"
+    # Goose's Stop payload names no directory: the hook verifies the one Goose runs it in
+    reply = run_installed(hook["command"], {"event": "Stop", "session_id": "g1"}, cwd=root)
+    assert reply["decision"] == "block"
+    assert "test_calc.py::test_add" in reply["reason"]
+    out = greenloop(root, "uninstall", "goose", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / ".agents").exists()
+
+
+def test_install_for_kimi_appends_a_hooks_table_and_uninstall_gives_the_bytes_back(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    import tomllib
+
+    root = make_repo(CALC_BUG)
+    config = tmp_path / ".kimi-code" / "config.toml"
+    config.parent.mkdir()
+    theirs = '# my settings\ndefault_model = "kimi-k2"\n\n[[hooks]]\nevent = "PreToolUse"\ncommand = "./guard.sh"\n'
+    config.write_text(theirs)
+    assert greenloop(root, "install", "kimi", home=tmp_path).returncode == 0
+    hooks = tomllib.loads(config.read_text())["hooks"]
+    assert hooks[0]["command"] == "./guard.sh"  # theirs, first and unchanged
+    ours = hooks[1]
+    assert set(ours) == {"event", "command", "timeout"}  # Kimi refuses any other field
+    assert ours["event"] == "Stop"
+    assert ours["timeout"] <= 600  # and a timeout past 600 s
+    payload = {"hook_event_name": "Stop", "session_id": "k1", "cwd": str(root),
+               "stop_hook_active": False}  # fmt: skip
+    reply = run_installed(ours["command"], payload, cwd=root)
+    assert reply["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "test_calc.py::test_add" in reply["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "installed: Stop" in greenloop(root, "install", "--list", home=tmp_path).stdout
+    out = greenloop(root, "uninstall", "kimi", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert config.read_text() == theirs
+
+
+def test_install_for_kimi_refuses_a_config_that_is_not_toml(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    config = tmp_path / ".kimi-code" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = \n")
+    out = greenloop(root, "install", "kimi", home=tmp_path)
+    assert out.returncode == 2
+    assert "as TOML" in out.stderr
+    assert config.read_text() == "model = \n"

@@ -87,7 +87,7 @@ HOST_FACTS = (
         stop_gate="Stop (decision block; GOOSE_STOP_HOOK_BLOCK_CAP)",
         tool_output="none (PostToolUse only observes)",
         tried="by contract: its hooks guide (Open Plugins)",
-        install="by hand: .agents/plugins/greenloop/hooks/hooks.json",
+        install="greenloop install goose (.agents/plugins/greenloop)",
     ),
     HostFacts(
         name="kimi",
@@ -95,7 +95,7 @@ HOST_FACTS = (
         stop_gate="Stop (permissionDecision deny; one re-run a prompt)",
         tool_output="none (its runner reads no output replacement)",
         tried="by contract: its hooks docs and kimi-cli's runner",
-        install="by hand: [[hooks]] in ~/.kimi-code/config.toml, --host kimi",
+        install="greenloop install kimi (~/.kimi-code/config.toml)",
     ),
     HostFacts(
         name="opencode",

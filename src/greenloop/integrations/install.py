@@ -32,7 +32,16 @@ from greenloop.integrations.install_backup import (
     remove_created,
     save_backup,
 )
-from greenloop.integrations.install_files import install_file, is_our_file, uninstall_file
+from greenloop.integrations.install_files import (
+    install_block,
+    install_file,
+    is_our_file,
+    our_block,
+    remove_companions,
+    uninstall_block,
+    uninstall_file,
+    write_companions,
+)
 from greenloop.integrations.install_hosts import (
     BUILDERS,
     OURS,
@@ -124,6 +133,9 @@ def describe(spec: Target) -> str:
         return "no file"
     if spec.content:
         return "installed: plugin" if is_our_file(spec) else "another tool's file"
+    if spec.block:
+        text = spec.path.read_text(encoding="utf-8", errors="replace")
+        return "installed: Stop" if our_block(spec, text) else "not installed"
     try:
         data = read_config(spec.path)
     except FatalError as exc:
@@ -187,6 +199,8 @@ def install(spec: Target) -> str:
     """Merge our entries in; "added … to", "updated … in" or "… already in"."""
     if spec.content:
         return install_file(spec)
+    if spec.block:
+        return install_block(spec)
     original = read_checked(spec.path)
     data = read_config(spec.path)
     _refuse_foreign(spec, data)
@@ -202,6 +216,7 @@ def install(spec: Target) -> str:
         data.setdefault("version", 1)
     created = write_config(spec.path, data)
     record(spec.path, installed=spec.path.read_bytes(), created=created)
+    write_companions(spec)
     return "updated greenloop's hooks in" if had_ours else "added greenloop's hooks to"
 
 
@@ -210,6 +225,8 @@ def uninstall(spec: Target) -> str:
         return "no greenloop hooks in"
     if spec.content:
         return uninstall_file(spec)
+    if spec.block:
+        return uninstall_block(spec)
     read_checked(spec.path)
     data = read_config(spec.path)
     removed = False
@@ -217,6 +234,7 @@ def uninstall(spec: Target) -> str:
         removed |= _remove(data, spec, event)
     if not removed:
         return "no greenloop hooks in"
+    remove_companions(spec)
     manifest = load_manifest(spec.path)
     if manifest is not None and _restore(spec, data, manifest):
         return "restored, as it was before install,"

@@ -58,6 +58,10 @@ class Target:
     """What the user must still do for the host to run the hook."""
     content: str = ""
     """A file of greenloop's own written whole (OpenCode's plugin), instead of JSON entries."""
+    block: str = ""
+    """Text appended to the file instead of JSON entries (Kimi Code's TOML ``[[hooks]]`` table)."""
+    companions: tuple[tuple[Path, str], ...] = ()
+    """Files written beside it when absent, removed with it (Goose's plugin manifest)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -407,6 +411,54 @@ def _opencode(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]
     )
 
 
+def _goose(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    base = _home(environ, "~/.agents") if global_ else root
+    plugin = base / ".agents" / "plugins" / "greenloop"
+    stop = Entry(
+        event="Stop",
+        hook={"type": "command", "command": _stop(s, "goose"), "timeout": s.timeout_s},
+    )
+    manifest = (
+        '{"name": "greenloop", "version": "1.0.0", "description": "greenloop\'s Stop gate"}\n'
+    )
+    return Target(
+        host="goose",
+        path=plugin / "hooks" / "hooks.json",
+        grouped=True,
+        entries=(stop,),
+        events=("Stop",),
+        own_file=True,
+        companions=((plugin / "plugin.json", manifest),),
+        note="By contract: no Goose runs here. Goose caps consecutive blocks itself "
+        "(GOOSE_STOP_HOOK_BLOCK_CAP).",
+    )
+
+
+KIMI_MAX_TIMEOUT_S = 600  # its config refuses a hook timeout past 600 s
+
+
+def _kimi(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    path = _home(environ, "~/.kimi-code") / ".kimi-code" / "config.toml"
+    command = _stop(s, "kimi").replace('"', '\\"')
+    block = (
+        "\n# greenloop's Stop gate (`greenloop uninstall kimi` removes this table)\n"
+        f'[[hooks]]\nevent = "Stop"\ncommand = "{command}"\n'
+        f"timeout = {min(s.timeout_s, KIMI_MAX_TIMEOUT_S)}\n"
+    )
+    note = (
+        "By contract: no Kimi Code runs here. Kimi reads hooks from this file only: every project."
+    )
+    return Target(
+        host="kimi",
+        path=path,
+        grouped=False,
+        entries=(Entry(event="Stop", hook={"command": _stop(s, "kimi")}),),
+        events=("Stop",),
+        note=note,
+        block=block,
+    )
+
+
 def codex_config(root: Path, environ: Mapping[str, str]) -> str:
     """What Codex's ``config.toml`` files say about hooks: a warning when they are off. A file
     that is not valid TOML is refused (Codex itself would not start), and nothing is written."""
@@ -438,4 +490,6 @@ BUILDERS = {
     "cursor": _cursor,
     "openhands": _openhands,
     "opencode": _opencode,
+    "goose": _goose,
+    "kimi": _kimi,
 }

@@ -16,7 +16,10 @@ COMMAND_HELP = (
     "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
 )
 _NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
-_HOST_NAMES = "claude, codex, gemini, copilot (Copilot CLI and VS Code), cursor or openhands"
+_HOST_NAMES = (
+    "claude, codex, gemini, copilot (Copilot CLI and VS Code), cursor, openhands, goose, kimi or "
+    "opencode"
+)
 
 
 def add_global_options(command: argparse.ArgumentParser) -> None:

@@ -373,3 +373,32 @@ def test_kimi_without_host_is_answered_as_claude_so_install_names_it(
     assert "permissionDecision" not in data.get("hookSpecificOutput", {})
     named = answer(ask("kimi", root, session_id="sess-2"))  # another session: its own count
     assert named["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+SKIPPED = "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_goal_gate_blocks_an_untrusted_green_in_each_hosts_schema(
+    host: str, make_repo: Callable[..., Path]
+) -> None:
+    # the goal recipe (install HOST --goal): the failing test skipped is no green to end a goal on
+    root = project(make_repo, CALC_BUG, tests=SKIPPED)
+    reason = blocked_with(host, hook(payload(host, root), *NAMED.get(host, ()), "--goal", cwd=root))
+    assert reason.startswith("greenloop: not a trusted green")
+    assert "no tests ran" in reason
+
+
+def test_without_the_goal_gate_an_untrusted_green_is_told_to_the_user_only(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, tests=SKIPPED)
+    message = told_the_user("claude", hook(payload("claude", root)))
+    assert "UNTRUSTED GREEN" in message
+
+
+def test_the_goal_gate_keeps_greenloops_bound(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo, CALC_BUG, tests=SKIPPED, max_iters=1)
+    assert answer(hook(payload("codex", root), "--goal"))["decision"] == "block"
+    (root / "test_calc.py").write_text(SKIPPED.replace("@pytest.mark.skip", "@pytest.mark.skip()"))
+    assert "after 1 blocked stops" in told_the_user("codex", hook(payload("codex", root), "--goal"))

@@ -1,8 +1,10 @@
-"""``greenloop install claude`` says which mode it set up and why (issue 36). The real Claude Code
-2.1.332 refuses the wrapped command ("A group in braces ... can't be checked before it runs", and
-without the braces "A variable in this command can't be checked") even where its settings allow
-Bash as a whole or set bypassPermissions: only Bash allowed on its command line runs it. So the
-default is the note mode, and ``--wrap`` sets up the wrap for sessions run that way."""
+"""``greenloop install claude`` says which mode it set up and why (issue 36), driven with the real
+Claude Code 2.1.332. A failing Bash call reaches ``PostToolUseFailure``, where the output cannot be
+replaced; so on PreToolUse the hook wraps a verifier command to exit 0 with its code on a last line.
+Claude Code checks permissions on the wrapped command (a prefix rule does not match it; a group in
+braces is refused), so the hook allows it (``permissionDecision``) where the user's own rules would
+have run the command as written, and leaves any other to Claude Code's prompt. A project's own
+settings count only in a project the user trusted (``claude -p`` ignores them elsewhere)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ from pathlib import Path
 from agent_clis import clean_environ, require_cli
 from greenloop.demo.script import Reply
 from greenloop.demo.server import ReplayServer
+from greenloop.digest import estimate_tokens
 from limits import hang
 from test_tool_output_e2e import (
     COMMAND,
+    FIXED,
     SHOP,
+    TESTS,
     assert_digest_of_the_red_suite,
     shop_repo,
     tool_result,
@@ -28,18 +33,23 @@ PY = sys.executable
 
 
 def install(
-    repo: Path, permissions: dict[str, object], *flags: str
+    repo: Path, permissions: dict[str, object], *flags: str, trusted: bool = True
 ) -> subprocess.CompletedProcess[str]:
     (repo / ".claude").mkdir(exist_ok=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": permissions}))
-    env = {**__import__("os").environ, "HOME": str(repo / ".home")}
+    home = repo.parent / "home"  # the HOME run_claude gives Claude Code
+    home.mkdir(exist_ok=True)
+    if trusted:  # as Claude Code records the user's yes to its trust dialog
+        state = {"projects": {str(repo): {"hasTrustDialogAccepted": True}}}
+        (home / ".claude.json").write_text(json.dumps(state))
+    env = {**__import__("os").environ, "HOME": str(home)}
     return subprocess.run(
         [PY, "-m", "greenloop", "install", "claude", *flags], cwd=repo, env=env,
         capture_output=True, text=True, timeout=hang(120), check=True,
     )  # fmt: skip
 
 
-def run_claude(repo: Path, tmp_path: Path, *flags: str) -> str:
+def run_claude(repo: Path, *flags: str) -> str:
     """The real Claude Code runs the suite once; the tool result the model was sent next."""
     node_bin = require_cli("claude")
     script = [
@@ -48,7 +58,7 @@ def run_claude(repo: Path, tmp_path: Path, *flags: str) -> str:
     ]
     with ReplayServer(script, api="messages") as server:
         environ = clean_environ(
-            tmp_path / "home", Path(sys.executable).parent, node_bin,
+            repo.parent / "home", Path(sys.executable).parent, node_bin,
             ANTHROPIC_BASE_URL=server.root_url, ANTHROPIC_API_KEY="sk-ant-dummy",
             ANTHROPIC_MODEL="claude-sonnet-4-5", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
             DISABLE_AUTOUPDATER="1",
@@ -66,38 +76,70 @@ def events(repo: Path) -> list[str]:
     return sorted(json.loads((repo / ".claude" / "settings.json").read_text())["hooks"])
 
 
-def test_bash_allowed_in_settings_does_not_run_a_wrapped_command_so_the_default_is_the_note(
-    tmp_path: Path, make_repo: Callable[..., Path]
+EVERY = ["PostToolUse", "PostToolUseFailure", "PreToolUse", "Stop"]
+
+
+def test_bash_allowed_in_the_projects_settings_gets_the_failing_runs_digest_in_place(
+    make_repo: Callable[..., Path],
 ) -> None:
     repo = shop_repo(make_repo, SHOP)
     done = install(repo, {"allow": ["Bash"]})
-    assert "mode: note" in done.stdout
-    assert '"allow": ["Bash"] in settings.json does not count' in done.stdout
-    assert "PreToolUse" not in events(repo)
-    # the default install, Bash allowed on the command line: the red run ran (nothing refused),
-    # Claude's own cut of the output, greenloop's note on it beside
-    seen = run_claude(repo, tmp_path, "--allowedTools", "Bash")
-    assert "can't be checked before it runs" not in seen
-    assert "requires approval" not in seen
-    assert "50 failed" in seen or "FAILED" in seen
-
-
-def test_install_wrap_with_bash_allowed_on_claudes_command_line_gives_the_model_the_digest(
-    tmp_path: Path, make_repo: Callable[..., Path]
-) -> None:
-    repo = shop_repo(make_repo, SHOP)
-    done = install(repo, {}, "--wrap")
-    assert "mode: wrap" in done.stdout
-    assert events(repo) == ["PostToolUse", "PostToolUseFailure", "PreToolUse", "Stop"]
-    seen = run_claude(repo, tmp_path, "--allowedTools", "Bash")
+    assert "mode: wrap where your rules allow" in done.stdout
+    assert "Bash rules found: Bash" in done.stdout
+    assert events(repo) == EVERY
+    seen = run_claude(repo)  # the default install, no flag on Claude's command line
     assert_digest_of_the_red_suite(seen)  # the digest in place of Claude's 10,000-character cut
 
 
-def test_prefix_rules_get_no_wrap_and_are_told_why(make_repo: Callable[..., Path]) -> None:
-    repo = make_repo({"a.py": ""})
-    done = install(repo, {"allow": ["Bash(python -m pytest:*)"]})
-    assert "mode: note" in done.stdout
-    assert events(repo) == ["PostToolUse", "PostToolUseFailure", "Stop"]
+def test_a_green_run_under_the_default_install_is_one_short_line(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = shop_repo(make_repo, FIXED)
+    install(repo, {"allow": ["Bash"]})
+    seen = run_claude(repo)
+    assert estimate_tokens(seen) <= 60, seen
+    assert seen.startswith(f"greenloop: green: {TESTS} passed"), seen
+
+
+def test_a_prefix_rule_for_the_test_command_still_runs_the_tests_and_gets_the_digest(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = shop_repo(make_repo, SHOP)
+    prefix = COMMAND.split(" -p ")[0]  # "<python> -m pytest"
+    install(repo, {"allow": [f"Bash({prefix}:*)"]})
+    seen = run_claude(repo)
+    assert "requires approval" not in seen
+    assert_digest_of_the_red_suite(seen)
+
+
+def test_a_command_no_rule_allows_is_never_allowed_by_greenloop(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = shop_repo(make_repo, SHOP)
+    install(repo, {"allow": ["Bash(npm test:*)"]})
+    seen = run_claude(repo)  # claude -p: what would prompt is refused, as without greenloop
+    assert "requires approval" in seen
+    assert "passed" not in seen  # the suite did not run
+    assert "failed" not in seen
+
+
+def test_an_untrusted_projects_own_rules_allow_nothing(make_repo: Callable[..., Path]) -> None:
+    repo = shop_repo(make_repo, SHOP)
+    done = install(repo, {"allow": ["Bash"]}, trusted=False)
+    assert "not trusted in Claude Code yet" in done.stdout
+    seen = run_claude(repo)  # Claude Code ignores those rules here: so does greenloop
+    assert "requires approval" in seen
+
+
+def test_install_wrap_with_bash_allowed_on_claudes_command_line_gives_the_model_the_digest(
+    make_repo: Callable[..., Path],
+) -> None:
+    repo = shop_repo(make_repo, SHOP)
+    done = install(repo, {}, "--wrap")
+    assert "mode: wrap, always" in done.stdout
+    assert events(repo) == EVERY
+    seen = run_claude(repo, "--allowedTools", "Bash")
+    assert_digest_of_the_red_suite(seen)
 
 
 def test_uninstall_takes_the_wrap_away_with_the_rest(make_repo: Callable[..., Path]) -> None:

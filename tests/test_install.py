@@ -59,6 +59,8 @@ def test_install_adds_one_stop_hook_to_the_repo_settings(
             "Stop": [{"hooks": [OURS]}],
             "PostToolUse": [{"matcher": "Bash", "hooks": [TOOL]}],
             "PostToolUseFailure": [{"matcher": "Bash", "hooks": [TOOL]}],
+            # the wrap, allowed only where the user's own rules run the command as written
+            "PreToolUse": [{"matcher": "Bash", "hooks": [TOOL]}],
         }
     }
     assert path.read_text().startswith('{\n  "hooks"')  # pretty JSON

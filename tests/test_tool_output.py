@@ -327,17 +327,24 @@ def with_post_tool_entry(repo: Path) -> None:
 
 
 def test_pre_tool_use_wraps_a_verifier_so_its_exit_code_reaches_post_tool_use(
-    calc_repo: Path,
+    calc_repo: Path, tmp_path: Path
 ) -> None:
     with_post_tool_entry(calc_repo)
+    (tmp_path / ".claude").mkdir()  # the user's own rule runs the command as the agent wrote it
+    rules = {"permissions": {"allow": [f"Bash({PYTEST}:*)"]}}
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(rules))
     payload = {
         "hook_event_name": "PreToolUse",
+        "permission_mode": "default",
         "cwd": str(calc_repo),
         "tool_name": "Bash",
         "tool_input": {"command": PYTEST, "description": "tests"},
     }
-    answer = run_post_tool(json.dumps(payload).encode(), environ=ENV)
-    updated = json.loads(answer.reply)["hookSpecificOutput"]["updatedInput"]
+    answer = run_post_tool(json.dumps(payload).encode(), environ={"HOME": str(tmp_path)})
+    specific = json.loads(answer.reply)["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "allow"
+    assert f"Bash({PYTEST}:*)" in specific["permissionDecisionReason"]
+    updated = specific["updatedInput"]
     assert updated["description"] == "tests"
     run = subprocess.run(
         ["bash", "-c", updated["command"]],

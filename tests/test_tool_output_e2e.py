@@ -30,6 +30,7 @@ FIXED = "def price(qty, unit):\n    return qty * unit\n"
 PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["src"]\n'
 COMMAND = f"{sys.executable} -m pytest -p no:cacheprovider"
 HOOK = {"type": "command", "command": "greenloop hook post-tool", "timeout": 60}
+WRAP_ALWAYS_HOOK = {**HOOK, "command": "GREENLOOP_CLAUDE_WRAP=always greenloop hook post-tool"}
 CLAUDE_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 GEMINI_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -58,6 +59,9 @@ def run_claude(repo: Path, tmp_path: Path) -> str:
     """Claude Code runs the suite once through Bash; the tool result the model was sent next."""
     node_bin = require_cli("claude")
     hooks = {event: [{"matcher": "Bash", "hooks": [HOOK]}] for event in CLAUDE_EVENTS}
+    # as `install claude --wrap` writes it: Bash is allowed on Claude's command line, where no
+    # settings rule the hook could read says so
+    hooks["PreToolUse"] = [{"matcher": "Bash", "hooks": [WRAP_ALWAYS_HOOK]}]
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     script = [

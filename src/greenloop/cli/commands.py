@@ -126,9 +126,9 @@ def add_install(sub: SubParsers) -> None:
     p.add_argument(
         "--wrap",
         action="store_true",
-        help="Claude Code: also wrap the agent's verifier commands (PreToolUse), so a failing "
-        "run's digest replaces its output; only where Claude runs with Bash allowed on its "
-        "command line (--allowedTools Bash)",
+        help="Claude Code: wrap every verifier command the agent runs, not only those your "
+        "permission rules allow (for Bash allowed on Claude's command line, --allowedTools Bash, "
+        "which a hook cannot see); Claude Code then decides on the wrapped command",
     )
     p.add_argument(
         "--goal",

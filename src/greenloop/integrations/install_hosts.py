@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,24 +130,13 @@ def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
     failed = Entry(event="PostToolUseFailure", matcher="Bash", hook=tool.hook)
     entries: tuple[Entry, ...] = (stop, tool, failed) if s.tool_output else (stop,)
     note = ""
-    if s.tool_output and s.wrap:  # issue 36: the red run's digest replaces its output
-        entries = (*entries, Entry(event="PreToolUse", matcher="Bash", hook=tool.hook))
-        note = (
-            "mode: wrap: a verifier command the agent runs is wrapped to end in its exit code, so "
-            "a failing run's digest replaces its output. Claude Code runs a wrapped command only "
-            "where Bash is allowed on its command line (--allowedTools Bash, "
-            "--dangerously-skip-permissions): elsewhere it refuses the command"
+    if s.tool_output:  # issue 36: the red run's digest replaces its output where it may
+        wrap = {**tool.hook, "command": f"GREENLOOP_CLAUDE_WRAP=always {tool.hook['command']}"}
+        entries = (
+            *entries,
+            Entry(event="PreToolUse", matcher="Bash", hook=wrap if s.wrap else tool.hook),
         )
-    elif s.tool_output:
-        allowed = bash_allowed_wholesale(_claude_settings(root, environ, path))
-        note = (
-            "mode: note: a failing run keeps Claude Code's own cut of its output and gets "
-            "greenloop's digest beside it (a green run is replaced by one line). Claude Code "
-            "refuses a wrapped command unless Bash is allowed on its command line"
-            + (f", and {allowed} does not count" if allowed else "")
-            + ": where it is (--allowedTools Bash), `greenloop install claude --wrap` replaces "
-            "the failing output too"
-        )
+        note = _claude_mode(root, environ, wrap=s.wrap)
     return Target(
         host="claude",
         path=path,
@@ -158,43 +147,30 @@ def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
     )
 
 
-def _claude_settings(root: Path, environ: Mapping[str, str], target: Path) -> list[Path]:
-    """Every settings file Claude Code reads for this project, the user's last."""
-    folder = environ.get("CLAUDE_CONFIG_DIR") or (
-        str(Path(environ["HOME"]) / ".claude") if environ.get("HOME") else ""
+def _claude_mode(root: Path, environ: Mapping[str, str], *, wrap: bool) -> str:
+    """What the agent's own verifier runs will get, and why: the wrap's reach is the user's
+    own permission rules, read again on every call."""
+    from greenloop.integrations import claude_permissions
+
+    if wrap:
+        return (
+            "mode: wrap, always: every verifier command the agent runs is wrapped to end in its "
+            "exit code, so a failing run's digest replaces its output; where no rule of yours "
+            "allows it, Claude Code decides on the wrapped command (it runs with --allowedTools "
+            "Bash on its command line; a prefix rule does not match it)"
+        )
+    rules = [r for r in claude_permissions.rules(root, environ)["allow"] if r.startswith("Bash")]
+    said = ", ".join(dict.fromkeys(rules)) or "none"
+    trusted = "" if claude_permissions.trusted(root, environ) else (
+        "; this project is not trusted in Claude Code yet, so its own settings' rules are not "
+        "read until it is"
+    )  # fmt: skip
+    return (
+        "mode: wrap where your rules allow: a verifier command your Claude Code permission rules "
+        "(or bypassPermissions) would run as written is wrapped to end in its exit code and "
+        "allowed, so a failing run's digest replaces its output; any other keeps Claude Code's "
+        f"own prompt and cut, with greenloop's digest beside it. Bash rules found: {said}{trusted}"
     )
-    found = [root / ".claude" / "settings.json", root / ".claude" / "settings.local.json", target]
-    if folder:
-        found.append(Path(folder) / "settings.json")
-    return list(dict.fromkeys(found))
-
-
-def bash_allowed_wholesale(files: Sequence[Path]) -> str:
-    """Where Bash runs without a prompt for any command: ``"allow": ["Bash"]`` (or ``Bash(*)``)
-    or ``"defaultMode": "bypassPermissions"`` in a settings file (named); "" when nowhere, or
-    when a file denies or asks about Bash as a whole."""
-    import json
-
-    allowed = ""
-    for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        rules = data.get("permissions") if isinstance(data, dict) else None
-        if not isinstance(rules, dict):
-            continue
-        if any(_is_all_bash(r) for k in ("deny", "ask") for r in rules.get(k) or ()):
-            return ""
-        if any(_is_all_bash(r) for r in rules.get("allow") or ()):
-            allowed = allowed or f'"allow": ["Bash"] in {path.name}'
-        if rules.get("defaultMode") == "bypassPermissions":
-            allowed = allowed or f'"defaultMode": "bypassPermissions" in {path.name}'
-    return allowed
-
-
-def _is_all_bash(rule: object) -> bool:
-    return isinstance(rule, str) and rule.replace(" ", "") in ("Bash", "Bash(*)", "Bash(:*)")
 
 
 def _codex(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:

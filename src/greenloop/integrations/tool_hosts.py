@@ -92,6 +92,8 @@ class ToolCall:
     what is not in hand proves nothing, so no count or id is read from what is missing."""
     response: dict[str, object] = field(default_factory=dict)
     """Claude's ``tool_response``: the shape a replacement must keep."""
+    permission_mode: str = ""
+    """Claude Code's ``permission_mode`` on PreToolUse (``default``, ``bypassPermissions`` …)."""
 
 
 def detect_host(data: dict[str, object], named: str | None) -> str:
@@ -131,6 +133,7 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
             exit_code=0,
             finished=not background,
             response=dict(tool_input),
+            permission_mode=str(data.get("permission_mode") or ""),
         )
     if host == "gemini":
         return _gemini_call(data, command, base, event)
@@ -332,20 +335,26 @@ def _seconds(data: dict[str, object]) -> float | None:
     return ms / 1000 if isinstance(ms, int | float) and not isinstance(ms, bool) else None
 
 
-def render_reply(call: ToolCall, text: str) -> str:
-    """The host's JSON that puts ``text`` where the model reads the command's output."""
+def render_reply(call: ToolCall, text: str, *, allowed_by: str = "") -> str:
+    """The host's JSON that puts ``text`` where the model reads the command's output (on
+    PreToolUse: the command run in place of the agent's, allowed where ``allowed_by`` names the
+    user's rule that would have run the agent's own)."""
     if call.event == "PreToolUse":
         updated = {**call.response, "command": text}
-        return json.dumps(
-            {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}
-        )
+        specific: dict[str, object] = {"hookEventName": "PreToolUse", "updatedInput": updated}
+        if allowed_by:
+            specific["permissionDecision"] = "allow"
+            specific["permissionDecisionReason"] = (
+                f"greenloop: the command as the agent wrote it, run to report its exit code; "
+                f"allowed by {allowed_by}"
+            )
+        return json.dumps({"hookSpecificOutput": specific})
     if call.host == "copilot":
         return json.dumps({"modifiedResult": {**call.response, "textResultForLlm": text}})
     if call.host == "opencode":  # the plugin puts ``output`` in tool.execute.after's output
         return json.dumps({"output": text})
     if call.host == "codex":  # Codex >= 0.131: the model reads ``reason`` as the tool's output
         return json.dumps({"decision": "block", "reason": text})
-    specific: dict[str, object]
     if call.host == "gemini":
         specific = {"hookEventName": "AfterTool", "tool_output": text}
         return json.dumps({"decision": "deny", "reason": text, "hookSpecificOutput": specific})

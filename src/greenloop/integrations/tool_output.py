@@ -108,7 +108,7 @@ def _digest_call(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
             return HookAnswer()
         if not _post_tool_beside(call.cwd, environ):  # else the wrapped output is never read back
             return HookAnswer()
-        return HookAnswer(reply=tool_hosts.render_reply(call, tool_hosts.wrap(call.command)))
+        return _wrap_answer(call, environ)
     from greenloop.errors import FatalError
     from greenloop.integrations import tool_digest
 
@@ -117,6 +117,35 @@ def _digest_call(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
     except FatalError as exc:  # a broken config: the user's to fix, the output stays as it was
         return _note(f"{exc}; output passed through")
     return HookAnswer(reply=tool_hosts.render_reply(call, text)) if text else HookAnswer()
+
+
+WRAP_ALWAYS = "GREENLOOP_CLAUDE_WRAP"
+"""Set to ``always`` by ``install claude --wrap``: wrap where no rule the hook can read allows the
+command (Bash allowed on Claude Code's command line), leaving the decision to Claude Code."""
+
+
+def _wrap_answer(call: ToolCall, environ: Mapping[str, str]) -> HookAnswer:
+    """Wrap the command and allow it where the user's own rules would run it as written; where
+    they would not, leave it to Claude Code's prompt (its failing output then gets the note)."""
+    from greenloop.integrations import claude_permissions
+
+    root = _project_root(call.cwd, environ)
+    rule = claude_permissions.allowed_by(call.command, root, call.permission_mode, environ)
+    if not rule and environ.get(WRAP_ALWAYS) != "always":
+        return HookAnswer()
+    wrapped = tool_hosts.wrap(call.command)
+    return HookAnswer(reply=tool_hosts.render_reply(call, wrapped, allowed_by=rule))
+
+
+def _project_root(cwd: Path, environ: Mapping[str, str]) -> Path:
+    """Claude Code's project folder (where it was started), as it tells its hooks."""
+    named = environ.get("CLAUDE_PROJECT_DIR")
+    if named:
+        return Path(named)
+    from greenloop import git
+
+    found = git.discover(cwd) if cwd.is_dir() else None
+    return found[0] if found else cwd
 
 
 def _post_tool_beside(cwd: Path, environ: Mapping[str, str]) -> bool:

@@ -29,9 +29,10 @@ PACKAGES = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
     "copilot": "@github/copilot",
+    "opencode": "opencode-ai",
 }
 PINNED = {"claude": "CLAUDE_VERSION", "codex": "CODEX_VERSION", "gemini": "GEMINI_VERSION",
-          "copilot": "COPILOT_VERSION"}  # fmt: skip
+          "copilot": "COPILOT_VERSION", "opencode": "OPENCODE_VERSION"}  # fmt: skip
 # the real-host end-to-end tests, and the -k expression that picks each host's
 TESTS = (
     "tests/test_claude_stop_hook_e2e.py",
@@ -40,6 +41,7 @@ TESTS = (
     "tests/test_codex_post_tool_e2e.py",
     "tests/test_claude_post_tool_cut_e2e.py",
     "tests/test_tool_output_copilot.py",
+    "tests/test_opencode_e2e.py",
 )
 
 

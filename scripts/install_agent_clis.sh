@@ -3,8 +3,10 @@
 # tests/test_claude_stop_hook_e2e.py, tests/test_stop_hook_e2e.py) into one fixed prefix, outside the repo.
 #
 #   $GREENLOOP_AGENT_CLIS            (default /tmp/greenloop-agent-clis)
-#     node_modules/.bin/{claude,codex,gemini,cline,copilot}  npm, pinned versions
+#     node_modules/.bin/{claude,codex,gemini,cline,copilot,opencode}  npm, pinned versions
 #     aider-venv/bin/aider                           PyPI aider-chat, pinned, own venv
+#     openhands-venv/bin/python                      PyPI openhands-sdk, pinned, own venv (Python
+#                                                    3.12+: the first found on PATH or in pyenv)
 #
 # Idempotent: a CLI already installed at the pinned version is left alone, so a
 # second run takes a second or two. Sources: the npm registry and PyPI only.
@@ -18,7 +20,9 @@ CODEX_VERSION=0.171.0
 GEMINI_VERSION=0.61.0
 CLINE_VERSION=3.0.65
 COPILOT_VERSION=1.0.102
+OPENCODE_VERSION=1.18.33
 AIDER_VERSION=0.86.2
+OPENHANDS_SDK_VERSION=1.58.2 # ~490 MB with LiteLLM, ~4 min to install on 2 cores
 
 log() { printf 'install_agent_clis: %s\n' "$*" >&2; }
 
@@ -37,6 +41,7 @@ install_npm() {
   [ "$(npm_version cline)" = "$CLINE_VERSION" ] || wanted+=("cline@$CLINE_VERSION")
   [ "$(npm_version @github/copilot)" = "$COPILOT_VERSION" ] ||
     wanted+=("@github/copilot@$COPILOT_VERSION")
+  [ "$(npm_version opencode-ai)" = "$OPENCODE_VERSION" ] || wanted+=("opencode-ai@$OPENCODE_VERSION")
   if [ ${#wanted[@]} -eq 0 ]; then
     log "npm CLIs already at the pinned versions"
     return
@@ -73,21 +78,58 @@ install_aider() {
     2> >(grep -v '^WARNING: Location ' >&2) # this machine's pip config names absent local indexes
 }
 
-# The two installs are independent; run them side by side.
+openhands_version() {
+  "$PREFIX/openhands-venv/bin/python" -c 'import importlib.metadata as m; print(m.version("openhands-sdk"))' 2>/dev/null || true
+}
+
+openhands_python() { # openhands-sdk needs Python >= 3.12; this machine's default may be older
+  local candidate
+  for candidate in python3.12 python3.13 python3.14; do
+    if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+      command -v "$candidate"
+      return
+    fi
+  done
+  local root
+  root="$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"
+  for candidate in "$root"/versions/3.1[2-9]*/bin/python3; do
+    if [ -x "$candidate" ]; then echo "$candidate"; return; fi
+  done
+  log "no Python 3.12+ found for the OpenHands SDK's venv"
+  exit 1
+}
+
+install_openhands() {
+  local venv="$PREFIX/openhands-venv"
+  if [ "$(openhands_version)" = "$OPENHANDS_SDK_VERSION" ]; then
+    log "openhands-sdk already at $OPENHANDS_SDK_VERSION"
+    return
+  fi
+  log "pip install openhands-sdk==$OPENHANDS_SDK_VERSION into $venv"
+  "$(openhands_python)" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "openhands-sdk==$OPENHANDS_SDK_VERSION" 2> >(grep -v '^WARNING: Location ' >&2)
+}
+
+# The installs are independent; run them side by side.
 install_npm &
 npm_pid=$!
 install_aider &
 aider_pid=$!
+install_openhands &
+openhands_pid=$!
 status=0
 wait "$npm_pid" || status=$?
 wait "$aider_pid" || status=$?
+wait "$openhands_pid" || status=$?
 [ "$status" -eq 0 ] || { log "install failed (exit $status)"; exit "$status"; }
 # Versions from the installed metadata (running `gemini --version` alone takes ~5 s).
-for exe in claude codex gemini cline copilot; do
+for exe in claude codex gemini cline copilot opencode; do
   [ -x "$PREFIX/node_modules/.bin/$exe" ] || { log "missing $PREFIX/node_modules/.bin/$exe"; exit 1; }
 done
 [ -x "$PREFIX/aider-venv/bin/aider" ] || { log "missing $PREFIX/aider-venv/bin/aider"; exit 1; }
+[ -n "$(openhands_version)" ] || { log "missing openhands-sdk in $PREFIX/openhands-venv"; exit 1; }
 log "claude $(npm_version @anthropic-ai/claude-code), codex $(npm_version @openai/codex)," \
   "gemini $(npm_version @google/gemini-cli), cline $(npm_version cline)," \
-  "copilot $(npm_version @github/copilot), aider $(aider_version)"
+  "copilot $(npm_version @github/copilot), opencode $(npm_version opencode-ai), aider $(aider_version), openhands-sdk $(openhands_version)"
 log "ready: PATH=$PREFIX/node_modules/.bin:$PREFIX/aider-venv/bin"

@@ -22,6 +22,7 @@ BIN_DIRS = {
     "gemini": NODE_BIN,
     "cline": NODE_BIN,
     "copilot": NODE_BIN,
+    "opencode": NODE_BIN,
     "aider": AIDER_BIN,
 }
 
@@ -38,6 +39,9 @@ _FOREIGN = (
     "CLINE_",
     "COPILOT_",
     "GH_",
+    "OPENHANDS_",
+    "OH_",
+    "LMNR_",
 )
 
 
@@ -52,6 +56,21 @@ def require_cli(name: str) -> Path:
     if shutil.which(name, path=str(bin_dir)):
         return bin_dir
     reason = f"`{name}` is not installed under {PREFIX}: run scripts/install_agent_clis.sh"
+    if os.environ.get("GREENLOOP_SKIP_AGENT_CLIS") == "1":
+        pytest.skip(f"GREENLOOP_SKIP_AGENT_CLIS=1 and {reason}")
+    pytest.fail(reason)
+
+
+OPENHANDS_PYTHON = PREFIX / "openhands-venv" / "bin" / "python"
+
+
+def require_openhands_sdk() -> Path:
+    """The interpreter of the OpenHands SDK's venv; fails (or skips, when asked to) without it."""
+    if OPENHANDS_PYTHON.is_file() and any(
+        (PREFIX / "openhands-venv" / "lib").glob("python3*/site-packages/openhands_sdk-*")
+    ):
+        return OPENHANDS_PYTHON
+    reason = f"openhands-sdk is not installed under {PREFIX}: run scripts/install_agent_clis.sh"
     if os.environ.get("GREENLOOP_SKIP_AGENT_CLIS") == "1":
         pytest.skip(f"GREENLOOP_SKIP_AGENT_CLIS=1 and {reason}")
     pytest.fail(reason)

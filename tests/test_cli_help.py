@@ -75,6 +75,8 @@ def test_cli_help_of_an_unknown_command_is_still_argparse_error(tmp_path: Path) 
         ["hook", "stop", "--host", "codex"],
         ["hook", "stop", "--host=gemini", "--no-cache"],
         ["hook", "stop", "--host", "no-such-host"],  # the hook says so and allows the stop
+        ["hook", "stop", "--goal"],
+        ["hook", "stop", "--host", "codex", "--goal", "--no-cache"],
     ],
 )
 def test_cli_stop_hook_line_is_read_as_the_parser_reads_it(argv: list[str]) -> None:

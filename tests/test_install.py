@@ -196,6 +196,7 @@ PROJECT_FILES = {
     "gemini": ".gemini/settings.json",
     "copilot": ".github/hooks/greenloop.json",
     "cursor": ".cursor/hooks.json",
+    "openhands": ".openhands/hooks.json",
 }
 GLOBAL_FILES = {
     "claude": ".claude/settings.json",
@@ -203,6 +204,7 @@ GLOBAL_FILES = {
     "gemini": ".gemini/settings.json",
     "copilot": ".copilot/hooks/greenloop.json",
     "cursor": ".cursor/hooks.json",
+    "openhands": ".openhands/hooks.json",
 }
 STOP_COMMANDS = {
     "claude": "greenloop hook stop",
@@ -210,6 +212,7 @@ STOP_COMMANDS = {
     "gemini": "greenloop hook stop --host gemini",
     "copilot": "greenloop hook stop --host copilot",
     "cursor": "greenloop hook stop --host cursor",
+    "openhands": "greenloop hook stop --host openhands",
 }
 # what each host's users already have there, written the way people write it (not our layout)
 THEIR_FILES = {
@@ -218,11 +221,14 @@ THEIR_FILES = {
     "gemini": '{\n    "general": {"vimMode": true},\n    "hooks": {}\n}\n',
     "copilot": "",  # greenloop's own file: nobody else's content can be there
     "cursor": '{"version": 1, "hooks": {"afterFileEdit": [{"command": "./fmt.sh"}]}}\n',
+    "openhands": '{"hooks": {"PreToolUse": [{"matcher": "terminal", "hooks": [{"command": "./guard.sh"}]}]}}',
 }
 
 
 def stop_handlers(host: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-    event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent"}.get(host)
+    event = {"claude": "Stop", "codex": "Stop", "gemini": "AfterAgent", "openhands": "Stop"}.get(
+        host
+    )
     if event:
         return [h for g in data["hooks"][event] for h in g["hooks"]]
     handlers: list[dict[str, Any]] = data["hooks"]["agentStop" if host == "copilot" else "stop"]
@@ -318,7 +324,7 @@ def test_install_gives_copilot_the_shell_output_hook_on_its_bash_tool_only(
         }
     ]
     listed = greenloop(root, "install", "--list", home=tmp_path).stdout
-    assert "installed: agentStop, postToolUse" in listed
+    assert "installed: agentStop, Stop, postToolUse" in listed
 
 
 def test_install_for_copilot_without_tool_output_writes_the_stop_hook_only(
@@ -326,7 +332,7 @@ def test_install_for_copilot_without_tool_output_writes_the_stop_hook_only(
 ) -> None:
     root = make_repo({"README.md": "x\n"})
     greenloop(root, "install", "copilot", "--no-tool-output", home=tmp_path)
-    assert set(settings(root / PROJECT_FILES["copilot"])["hooks"]) == {"agentStop"}
+    assert set(settings(root / PROJECT_FILES["copilot"])["hooks"]) == {"agentStop", "Stop"}
 
 
 def test_install_gives_gemini_its_timeout_in_milliseconds_and_the_shell_output_hook(
@@ -425,10 +431,10 @@ def test_install_of_an_unknown_host_says_which_exist(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     root = make_repo({"README.md": "x\n"})
-    out = greenloop(root, "install", "vscode", home=tmp_path)
+    out = greenloop(root, "install", "windsurf", home=tmp_path)
     assert out.returncode == 2
-    assert "unknown host 'vscode'" in out.stderr
-    assert "claude, codex, gemini, copilot, cursor" in out.stderr
+    assert "unknown host 'windsurf'" in out.stderr
+    assert "claude, codex, gemini, copilot, cursor, openhands" in out.stderr
 
 
 def test_install_list_shows_what_is_installed_where(
@@ -497,3 +503,190 @@ def test_uninstall_leaves_no_entry_that_runs_greenloop_under_any_event(
     after = settings(root / ".claude" / "settings.json")
     assert "greenloop" not in json.dumps(after)
     assert after["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": [THEIRS]}]
+
+
+def test_install_for_copilot_gives_vs_code_a_stop_entry_it_reads_from_the_same_file(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    # VS Code loads every *.json of .github/hooks, turns lowerCamelCase events into PascalCase
+    # (agentStop becomes an AgentStop it never fires) and counts `timeout` (default 30 s)
+    config = "[tool.greenloop]\ntimeout = 900\n"
+    root = make_repo({"pyproject.toml": config})
+    greenloop(root, "install", "copilot", home=tmp_path)
+    data = settings(root / PROJECT_FILES["copilot"])
+    assert data["hooks"]["Stop"] == [
+        {"type": "command", "bash": "greenloop hook stop", "timeout": 900, "timeoutSec": 900}
+    ]
+    out = greenloop(root, "uninstall", "copilot", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / PROJECT_FILES["copilot"]).exists()
+
+
+def test_install_for_openhands_writes_a_stop_group_the_sdk_loader_reads(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "openhands", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "HookConfig.load" in out.stdout  # the SDK reads it only when handed the file
+    data = settings(root / PROJECT_FILES["openhands"])
+    assert data == {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "greenloop hook stop --host openhands",
+                            "timeout": 600,
+                        }
+                    ]
+                }
+            ]
+        }
+    }
+
+
+def test_install_for_opencode_writes_its_plugin_and_uninstall_leaves_no_trace(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    plugin = root / ".opencode" / "plugin" / "greenloop.js"
+    out = greenloop(root, "install", "opencode", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no stop gate" in out.stdout
+    text = plugin.read_text()
+    assert '"tool.execute.after"' in text
+    assert 'const COMMAND = "greenloop hook post-tool --host opencode";' in text
+    assert "already" in greenloop(root, "install", "opencode", home=tmp_path).stdout
+    assert "installed: plugin" in greenloop(root, "install", "--list", home=tmp_path).stdout
+    out = greenloop(root, "uninstall", "opencode", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / ".opencode").exists()  # the folders install made went with it
+
+
+def test_install_for_opencode_refuses_a_plugin_file_that_is_not_greenloops(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    theirs = "export const Mine = async () => ({});\n"
+    root = make_repo({".opencode/plugin/greenloop.js": theirs})
+    out = greenloop(root, "install", "opencode", home=tmp_path)
+    assert out.returncode == 2
+    assert "not greenloop's" in out.stderr
+    assert (root / ".opencode" / "plugin" / "greenloop.js").read_text() == theirs
+    assert "no greenloop hooks" in greenloop(root, "uninstall", "opencode", home=tmp_path).stdout
+
+
+def test_global_install_for_opencode_writes_the_users_plugin_folder(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    home = tmp_path / "home"
+    out = subprocess.run(
+        [PY, "-m", "greenloop", "-C", str(root), "install", "opencode", "--global"],
+        check=False, capture_output=True, text=True, timeout=hang(60),
+        env={**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "cfg"),
+             "XDG_STATE_HOME": str(home / "state")},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (home / "cfg" / "opencode" / "plugin" / "greenloop.js").is_file()
+    assert not (root / ".opencode").exists()
+
+
+def test_install_list_names_every_host_with_its_gates_and_how_it_was_tried(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    from greenloop.integrations import hosts, tool_hosts
+    from greenloop.integrations.host_facts import HOST_FACTS
+    from greenloop.integrations.install_hosts import BUILDERS
+
+    root = make_repo({"README.md": "x\n"})
+    out = greenloop(root, "install", "--list", home=tmp_path).stdout
+    table = out.split("what is installed where:")[0]
+    rows = {line.split()[0]: line for line in table.splitlines() if line.strip()}
+    # every host the hooks answer, and every host install writes for, has its row
+    for name in {*hosts.HOSTS, *tool_hosts.HOSTS, *BUILDERS}:
+        row = rows[name]
+        assert "real" in row or "by contract" in row, row
+    for facts in HOST_FACTS:
+        assert facts.stop_gate in rows[facts.name]
+        assert facts.tool_output in rows[facts.name]
+
+
+CALC_BUG = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "pyproject.toml": '[[tool.greenloop.stage]]\nname = "tests"\n'
+    f'run = "{PY} -m pytest -q -p no:cacheprovider"\n',
+}
+
+
+def run_installed(command: str, payload: dict[str, Any], cwd: Path) -> dict[str, Any]:
+    """The command install wrote, run the way the host runs it (``sh -c``, the event on stdin)."""
+    out = subprocess.run(
+        ["sh", "-c", command], input=json.dumps(payload), cwd=cwd, capture_output=True,
+        text=True, check=False, timeout=hang(120), env={**os.environ, "PATH": ON_PATH},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    reply: dict[str, Any] = json.loads(out.stdout)
+    return reply
+
+
+def test_install_for_goose_writes_a_plugin_whose_stop_hook_answers_gooses_payload(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo(CALC_BUG)
+    plugin = root / ".agents" / "plugins" / "greenloop"
+    assert greenloop(root, "install", "goose", home=tmp_path).returncode == 0
+    assert json.loads((plugin / "plugin.json").read_text())["name"] == "greenloop"
+    [group] = settings(plugin / "hooks" / "hooks.json")["hooks"]["Stop"]
+    [hook] = group["hooks"]
+    assert hook["command"] == "greenloop hook stop --host goose"
+    # Goose's Stop payload names no directory: the hook verifies the one Goose runs it in
+    reply = run_installed(hook["command"], {"event": "Stop", "session_id": "g1"}, cwd=root)
+    assert reply["decision"] == "block"
+    assert "test_calc.py::test_add" in reply["reason"]
+    out = greenloop(root, "uninstall", "goose", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert not (root / ".agents").exists()
+
+
+def test_install_for_kimi_appends_a_hooks_table_and_uninstall_gives_the_bytes_back(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    import tomllib
+
+    root = make_repo(CALC_BUG)
+    config = tmp_path / ".kimi-code" / "config.toml"
+    config.parent.mkdir()
+    theirs = '# my settings\ndefault_model = "kimi-k2"\n\n[[hooks]]\nevent = "PreToolUse"\ncommand = "./guard.sh"\n'
+    config.write_text(theirs)
+    assert greenloop(root, "install", "kimi", home=tmp_path).returncode == 0
+    hooks = tomllib.loads(config.read_text())["hooks"]
+    assert hooks[0]["command"] == "./guard.sh"  # theirs, first and unchanged
+    ours = hooks[1]
+    assert set(ours) == {"event", "command", "timeout"}  # Kimi refuses any other field
+    assert ours["event"] == "Stop"
+    assert ours["timeout"] <= 600  # and a timeout past 600 s
+    payload = {"hook_event_name": "Stop", "session_id": "k1", "cwd": str(root),
+               "stop_hook_active": False}  # fmt: skip
+    reply = run_installed(ours["command"], payload, cwd=root)
+    assert reply["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "test_calc.py::test_add" in reply["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "installed: Stop" in greenloop(root, "install", "--list", home=tmp_path).stdout
+    out = greenloop(root, "uninstall", "kimi", home=tmp_path)
+    assert "as it was before install" in out.stdout
+    assert config.read_text() == theirs
+
+
+def test_install_for_kimi_refuses_a_config_that_is_not_toml(
+    make_repo: Callable[..., Path], tmp_path: Path
+) -> None:
+    root = make_repo({"README.md": "x\n"})
+    config = tmp_path / ".kimi-code" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("model = \n")
+    out = greenloop(root, "install", "kimi", home=tmp_path)
+    assert out.returncode == 2
+    assert "as TOML" in out.stderr
+    assert config.read_text() == "model = \n"

@@ -3,7 +3,11 @@
 The payloads are the shapes each host documents (and, for Claude Code, Codex CLI, Gemini CLI and
 Copilot CLI, the ones their real CLIs send in tests/test_stop_hook_e2e.py): Claude Code's hooks
 reference, Codex's ``stop.command.input`` schema, Gemini CLI's AfterAgent input, Copilot CLI's
-agentStop input, Cursor's stop input. Real repos, the real verifier, the hook as a process.
+agentStop input, Cursor's stop input, VS Code's hooks reference (Stop: ``hookSpecificOutput``
+with ``decision``), Goose's hooks guide (the Open Plugins payload: ``event``, no working
+directory), Kimi Code's hook runner (Claude's shape, answered only through
+``hookSpecificOutput.permissionDecision``), the OpenHands SDK's ``HookEvent``. Real repos, the real
+verifier, the hook as a process.
 """
 
 from __future__ import annotations
@@ -84,8 +88,46 @@ def payload(host: str, root: Path, session: str = "sess-1", **extra: Any) -> str
             "status": "completed",
             "loop_count": 0,
         },
+        "vscode": {
+            "timestamp": "2026-12-06T10:30:00.000Z",
+            "cwd": str(root),
+            "sessionId": session,
+            "hookEventName": "Stop",
+            "transcript_path": str(root / "t.json"),
+            "stop_hook_active": False,
+        },
+        "goose": {  # no working directory: the hook runs in the session's
+            "event": "Stop",
+            "session_id": session,
+            "last_assistant_message": "Done. I updated the file and ran the tests.",
+        },
+        "kimi": {
+            "hook_event_name": "Stop",
+            "session_id": session,
+            "cwd": str(root),
+            "stop_hook_active": False,
+        },
+        "openhands": {
+            "event_type": "Stop",
+            "tool_name": None,
+            "tool_input": None,
+            "tool_response": None,
+            "message": None,
+            "session_id": session,
+            "working_dir": str(root),
+            "metadata": {"reason": "agent_finished"},
+        },
     }
     return json.dumps({**shapes[host], **extra})
+
+
+NAMED = {"kimi": ("--host", "kimi")}
+"""Kimi Code sends Claude Code's shape: install names the host."""
+
+
+def ask(host: str, root: Path, **extra: Any) -> subprocess.CompletedProcess[str]:
+    """The hook as the host runs it: its payload, its command line, in the project."""
+    return hook(payload(host, root, **extra), *NAMED.get(host, ()), cwd=root)
 
 
 def hook(stdin: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -121,8 +163,24 @@ def blocked_with(host: str, out: subprocess.CompletedProcess[str]) -> str:
     if host == "gemini":
         assert data["decision"] == "deny"
         return str(data["reason"])
-    if host == "copilot":
+    if host in ("copilot", "goose"):
+        assert set(data) == {"decision", "reason"}
         assert data["decision"] == "block"
+        return str(data["reason"])
+    if host == "vscode":  # the documented nesting, and the Claude-compatible pair beside it
+        specific = data["hookSpecificOutput"]
+        assert specific["hookEventName"] == "Stop"
+        assert specific["decision"] == "block"
+        assert data["decision"] == "block"
+        assert data["reason"] == specific["reason"]
+        return str(specific["reason"])
+    if host == "kimi":  # the one shape Kimi's runner reads as a block
+        specific = data["hookSpecificOutput"]
+        assert specific["permissionDecision"] == "deny"
+        return str(specific["permissionDecisionReason"])
+    if host == "openhands":
+        assert data["decision"] == "deny"
+        assert "additionalContext" not in data  # it would replace reason as the feedback
         return str(data["reason"])
     assert set(data) == {"followup_message"}
     return str(data["followup_message"])
@@ -133,12 +191,12 @@ def told_the_user(host: str, out: subprocess.CompletedProcess[str]) -> str:
     data = answer(out)
     assert "decision" not in data
     assert "followup_message" not in data
-    if host in ("copilot", "cursor"):  # no reply field for the user: stderr
+    if host in ("copilot", "cursor", "goose", "kimi", "openhands"):  # no field for the user
         return out.stderr
     return str(data["systemMessage"])
 
 
-HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
+HOSTS = ("claude", "codex", "gemini", "copilot", "cursor", "vscode", "goose", "kimi", "openhands")
 
 
 @pytest.mark.parametrize("host", HOSTS)
@@ -146,7 +204,7 @@ def test_hook_blocks_a_red_tree_with_the_digest_in_each_hosts_schema(
     host: str, make_repo: Callable[..., Path]
 ) -> None:
     root = project(make_repo, CALC_BUG)
-    digest = blocked_with(host, hook(payload(host, root)))
+    digest = blocked_with(host, ask(host, root))
     assert "test_calc.py::test_add" in digest
     assert "The verifier failed" in digest
 
@@ -156,7 +214,7 @@ def test_hook_allows_a_green_tree_silently_on_each_host(
     host: str, make_repo: Callable[..., Path]
 ) -> None:
     root = project(make_repo, CALC)
-    out = hook(payload(host, root))
+    out = ask(host, root)
     assert out.stdout == ""
     assert out.stderr == ""
 
@@ -170,7 +228,7 @@ def test_greenloops_own_bound_ends_the_loop_on_each_host(
     answers = []
     for body in ("return a - b", "return a * b", "return 42"):
         (root / "calc.py").write_text(f"def add(a, b):\n    {body}\n")
-        answers.append(hook(payload(host, root)))
+        answers.append(ask(host, root))
     blocked_with(host, answers[0])
     blocked_with(host, answers[1])
     assert "after 2 blocked stops" in told_the_user(host, answers[2])
@@ -263,7 +321,84 @@ def test_malformed_hook_json_allows_the_stop_with_one_line_in_the_hosts_conventi
 
 
 def test_an_unknown_host_allows_the_stop_and_names_the_known_ones(tmp_path: Path) -> None:
-    out = hook(payload("gemini", tmp_path), "--host", "vscode", cwd=tmp_path)
+    out = hook(payload("gemini", tmp_path), "--host", "windsurf", cwd=tmp_path)
     message = told_the_user("gemini", out)  # said in the convention of the host that sent it
-    assert "unknown --host 'vscode'" in message
-    assert "claude, codex, gemini, copilot, cursor" in message
+    assert "unknown --host 'windsurf'" in message
+    assert "claude, codex, gemini, copilot, cursor, vscode, goose, kimi, openhands" in message
+
+
+@pytest.mark.parametrize("host", ["vscode", "goose", "openhands"])
+def test_each_new_hosts_payload_names_its_host_without_host(
+    host: str, make_repo: Callable[..., Path]
+) -> None:
+    # install writes no --host for VS Code (it shares Copilot's file), and none is needed for
+    # the others: their payloads say who sent them
+    root = project(make_repo, CALC_BUG)
+    out = hook(payload(host, root), cwd=root)
+    assert "test_calc.py::test_add" in blocked_with(host, out)
+
+
+def test_vscode_subagent_stop_blocks_at_the_top_level_with_its_own_count(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, max_iters=1)
+    sub = payload("vscode", root, hookEventName="SubagentStop", agent_id="subagent-456",
+                  agent_type="Plan")  # fmt: skip
+    data = answer(hook(sub))
+    assert data["decision"] == "block"  # SubagentStop's documented output: top-level
+    assert "test_calc.py::test_add" in data["reason"]
+    assert "hookSpecificOutput" not in data
+    assert answer(hook(payload("vscode", root)))["decision"] == "block"  # the main agent: its own
+
+
+def test_vscode_running_copilots_file_and_copilot_cli_running_it_are_told_apart(
+    make_repo: Callable[..., Path],
+) -> None:
+    # the Stop entry install copilot writes has no --host: Copilot CLI runs it too, with its
+    # Claude-format payload, and gets Copilot's reply (no hookSpecificOutput)
+    root = project(make_repo, CALC_BUG)
+    cli = {"hook_event_name": "Stop", "session_id": "s", "timestamp": "2026-12-06T16:25:39.049Z",
+           "cwd": str(root), "stop_reason": "end_turn", "stop_hook_active": False}  # fmt: skip
+    data = answer(hook(json.dumps(cli)))
+    assert data["decision"] == "block"
+    assert "hookSpecificOutput" not in data
+    assert "hookSpecificOutput" in answer(hook(payload("vscode", root)))
+
+
+def test_kimi_without_host_is_answered_as_claude_so_install_names_it(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG)
+    data = answer(hook(payload("kimi", root)))
+    assert "permissionDecision" not in data.get("hookSpecificOutput", {})
+    named = answer(ask("kimi", root, session_id="sess-2"))  # another session: its own count
+    assert named["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+SKIPPED = "import pytest\nfrom calc import add\n\n\n@pytest.mark.skip\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_goal_gate_blocks_an_untrusted_green_in_each_hosts_schema(
+    host: str, make_repo: Callable[..., Path]
+) -> None:
+    # the goal recipe (install HOST --goal): the failing test skipped is no green to end a goal on
+    root = project(make_repo, CALC_BUG, tests=SKIPPED)
+    reason = blocked_with(host, hook(payload(host, root), *NAMED.get(host, ()), "--goal", cwd=root))
+    assert reason.startswith("greenloop: not a trusted green")
+    assert "no tests ran" in reason
+
+
+def test_without_the_goal_gate_an_untrusted_green_is_told_to_the_user_only(
+    make_repo: Callable[..., Path],
+) -> None:
+    root = project(make_repo, CALC_BUG, tests=SKIPPED)
+    message = told_the_user("claude", hook(payload("claude", root)))
+    assert "UNTRUSTED GREEN" in message
+
+
+def test_the_goal_gate_keeps_greenloops_bound(make_repo: Callable[..., Path]) -> None:
+    root = project(make_repo, CALC_BUG, tests=SKIPPED, max_iters=1)
+    assert answer(hook(payload("codex", root), "--goal"))["decision"] == "block"
+    (root / "test_calc.py").write_text(SKIPPED.replace("@pytest.mark.skip", "@pytest.mark.skip()"))
+    assert "after 1 blocked stops" in told_the_user("codex", hook(payload("codex", root), "--goal"))

@@ -16,7 +16,10 @@ COMMAND_HELP = (
     "(e.g. -- pytest -x; one quoted argument with shell syntax runs through sh -c)."
 )
 _NO_CACHE = "always run the verifier, even on a tree whose green run is still fresh"
-_HOST_NAMES = "claude, codex, gemini, copilot or cursor"
+_HOST_NAMES = (
+    "claude, codex, gemini, copilot (Copilot CLI and VS Code), cursor, openhands, goose, kimi or "
+    "opencode"
+)
 
 
 def add_global_options(command: argparse.ArgumentParser) -> None:
@@ -80,19 +83,26 @@ def add_hook(sub: SubParsers) -> None:
     p = sub.add_parser(
         "hook",
         help="run as an agent's Stop hook (reads the event JSON on stdin)",
-        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI and "
-        "Cursor (the host is read from the event; claude-stop is the same hook). Green allows the "
+        description="stop: the Stop hook of Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
+        "Cursor, VS Code, Goose, Kimi Code and the OpenHands SDK (the host is read from the event; "
+        "Kimi Code's needs --host kimi; claude-stop is the same hook). Green allows the "
         "stop; a failure blocks it with the digest; environment failures and untrusted greens are "
         "told to the user only. Bounded per session by max_iters, max_time and a repeated failure. "
-        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Gemini CLI AfterTool, "
-        "Copilot CLI postToolUse): "
+        "post-tool: after the agent's shell tool (Claude Code PostToolUse, Codex CLI PostToolUse, "
+        "Gemini CLI AfterTool, Copilot CLI postToolUse, OpenCode's plugin): "
         "a verifier's output is replaced by its digest, the full output saved under the git dir.",
     )
     p.add_argument("event", choices=("stop", "claude-stop", "post-tool"), help="the hook to run")
     p.add_argument(
         "--host",
-        help="claude, codex, gemini, copilot or cursor (default: read from the event); a name "
-        "it does not know allows the stop and says so",
+        help="claude, codex, gemini, copilot, cursor, vscode, goose, kimi or openhands (default: "
+        "read from the event); a name it does not know allows the stop and says so",
+    )
+    p.add_argument(
+        "--goal",
+        action="store_true",
+        help="stop: only a trusted green allows the stop (the goal recipe: an untrusted green, "
+        "such as skipped or deleted tests, blocks too, within the same bound)",
     )
     p.add_argument("--no-cache", dest="cache", action="store_false", help=_NO_CACHE)
 
@@ -111,7 +121,7 @@ def add_install(sub: SubParsers) -> None:
         "--no-tool-output",
         dest="tool_output",
         action="store_false",
-        help="only the Stop hook, not the tool-output digest (Claude Code, Gemini CLI)",
+        help="only the Stop hook, not the tool-output digest (where the host has one)",
     )
     p.add_argument(
         "--wrap",
@@ -119,6 +129,12 @@ def add_install(sub: SubParsers) -> None:
         help="Claude Code: wrap every verifier command the agent runs, not only those your "
         "permission rules allow (for Bash allowed on Claude's command line, --allowedTools Bash, "
         "which a hook cannot see); Claude Code then decides on the wrapped command",
+    )
+    p.add_argument(
+        "--goal",
+        action="store_true",
+        help="the Stop hook as the judge of a goal loop (Claude Code's /goal, Codex's goal mode): "
+        "only a trusted green ends it; an untrusted green (tests skipped or deleted) blocks too",
     )
     p.add_argument("--list", action="store_true", help="show what is installed where")
 

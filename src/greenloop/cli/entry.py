@@ -203,7 +203,7 @@ def _subcommand(args_list: list[str]) -> str:
 
 
 def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
-    """``hook stop [--host NAME] [--no-cache]`` (or ``hook claude-stop [--no-cache]``) exactly, as
+    """``hook stop [--host NAME] [--goal] [--no-cache]`` (or ``hook claude-stop [--no-cache]``), as
     the parser would read it (a test holds that); ``hook post-tool`` has its own fast path; any
     other line is left to the parser."""
     if argv[:2] == ["hook", "post-tool"]:
@@ -215,6 +215,8 @@ def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
         rest, host = rest[2:], rest[1]
     elif argv[1] == "stop" and rest[:1] and rest[0].startswith("--host="):
         rest, host = rest[1:], rest[0].removeprefix("--host=")
+    goal = argv[1] == "stop" and rest[:1] == ["--goal"]
+    rest = rest[1:] if goal else rest
     if rest not in ([], ["--no-cache"]):
         return None
     from types import SimpleNamespace  # argparse's Namespace without importing argparse
@@ -222,7 +224,7 @@ def _stop_hook_args(argv: list[str]) -> argparse.Namespace | None:
     handler = _lazy("greenloop.integrations.claude_hook", "main_hook")
     fields = {"repo": ".", "verbose": 0, "command": [], "event": argv[1], "host": host}
     # not typing.cast: importing typing costs more than the rest of this path
-    args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not rest)  # type: ignore[assignment]
+    args: argparse.Namespace = SimpleNamespace(**fields, handler=handler, cache=not rest, goal=goal)  # type: ignore[assignment]
     return args
 
 
@@ -237,6 +239,7 @@ def _post_tool_args(argv: list[str]) -> argparse.Namespace | None:
 
     handler = _lazy("greenloop.integrations.tool_output", "main_post_tool")
     fields = {"repo": ".", "verbose": 0, "command": [], "event": "post-tool", "cache": True}
+    fields["goal"] = False
     args: argparse.Namespace = SimpleNamespace(  # type: ignore[assignment]
         **fields, handler=handler, host=rest[1] if rest else None
     )

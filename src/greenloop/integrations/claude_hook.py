@@ -1,7 +1,7 @@
 """``greenloop hook stop``: every host's Stop hook, with greenloop's own per-session bound.
 
-The host (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor) is read from the payload and the
-environment, or named by ``--host``; ``hook claude-stop`` is the same hook. Each host's input and
+The host (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor, VS Code, Goose, Kimi Code, the
+OpenHands SDK) is read from the payload and the environment, or named by ``--host``; ``hook claude-stop`` is the same hook. Each host's input and
 reply schema live in ``integrations/hosts/<host>.py``; the decision is the same for all: green
 allows the stop, a code failure blocks it with the digest (at most ``max_iters`` times in a turn,
 within ``max_time`` seconds, never twice on the same failure), anything else allows it and tells
@@ -46,7 +46,17 @@ __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
 SAME_STOP_S = 0.002
 """Two stop events of one session at the same instant by the host's clock are one stop (Copilot
 CLI stamps its agentStop and its Claude-format Stop alike, to the millisecond)."""
-PROJECT_DIRS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+GOAL_UNTRUSTED = (
+    "greenloop: not a trusted green: the verifier passed without running the tests that count "
+    "(skipped, deleted or none collected). The goal stays open until the suite runs and passes: "
+    "restore the tests, then fix the code."
+)
+PROJECT_DIRS = (
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "CURSOR_PROJECT_DIR",
+    "OPENHANDS_PROJECT_DIR",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +83,7 @@ def main_hook(args: argparse.Namespace) -> int:
         host=getattr(args, "host", None),
         default_cwd=Path(args.repo),
         use_cache=args.cache,
+        goal=getattr(args, "goal", False),
     )
     stdout, stderr = host_module(event.host).render(reply, event)
     sys.stdout.write(stdout)
@@ -99,8 +110,10 @@ def respond(
     default_cwd: Path = Path("."),
     environ: Mapping[str, str] = os.environ,
     use_cache: bool = True,
+    goal: bool = False,
 ) -> tuple[StopEvent, HookReply]:
-    """The event as read (for the host's reply schema) and the answer. Never raises."""
+    """The event as read (for the host's reply schema) and the answer. Never raises. ``goal``:
+    only a trusted green allows the stop (an untrusted one blocks too)."""
     data, problem = read_payload(raw)
     name = host if host in HOSTS else detect(data, environ) if data else from_environ(environ)
     log_shape("stop", name, data, environ)
@@ -121,7 +134,7 @@ def respond(
         event = host_module(name).parse(data, cwd)
         if event.defer:
             return event, _allow(f"{event.defer}.")
-        return event, handle(event, environ, use_cache=use_cache)
+        return event, handle(event, environ, use_cache=use_cache, goal=goal)
     except FatalError as exc:
         return unread, _allow(f"{exc}\n(the stop is allowed)")
     except Exception as exc:
@@ -148,7 +161,9 @@ def read_payload(raw: str) -> tuple[dict[str, Any], str]:
     return data, ""
 
 
-def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = True) -> HookReply:
+def handle(
+    event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = True, goal: bool = False
+) -> HookReply:
     # Imported here so that even a broken install is reported by run_hook, not crashed on.
     from greenloop.config import load_config
     from greenloop.loop.checking import resolve_cascade, run_or_reuse
@@ -188,7 +203,12 @@ def handle(event: StopEvent, environ: Mapping[str, str], *, use_cache: bool = Tr
             digest = build_digest(outcome, root=root, budget=config.budget, diff=_diff(root))
             digest = with_note(digest, flaky_note(outcome))
             reply, state = decide(
-                outcome, digest, state, max_iters=config.max_iters, max_time=config.max_time
+                outcome,
+                digest,
+                state,
+                max_iters=config.max_iters,
+                max_time=config.max_time,
+                goal=goal,
             )
         reply = _with_ci_note(reply, root, outcome, config, path.with_suffix(".ci-told"))
     if event.stamp:
@@ -243,8 +263,10 @@ def decide(
     max_iters: int,
     max_time: float = 3600.0,
     now: float | None = None,
+    goal: bool = False,
 ) -> tuple[HookReply, HookState]:
-    """Pure: the verdict and the session's state -> allow, tell the user, or block."""
+    """Pure: the verdict and the session's state -> allow, tell the user, or block. ``goal``: an
+    untrusted green is blocked like a failure (a goal loop must not end on skipped tests)."""
     from greenloop.report.render import VERDICT_WORDS
     from greenloop.verify.verdict import Verdict
 
@@ -252,7 +274,8 @@ def decide(
     verdict = result.verdict
     if verdict is Verdict.GREEN:
         return HookReply(), HookState(ended=True)
-    if verdict is not Verdict.FAILED:  # env failure, untrusted green, timeout, killed: the user's
+    untrusted_goal = goal and verdict is Verdict.UNTRUSTED
+    if verdict is not Verdict.FAILED and not untrusted_goal:  # env failure, timeout: the user's
         words = VERDICT_WORDS[verdict.value]
         return _allow(
             f"{words}: the stop is allowed, but not as a verified pass.\n{digest.text}"
@@ -274,7 +297,8 @@ def decide(
             "the same failure came back unchanged after the agent's last attempt; the stop is "
             f"allowed: a different approach (or a human) is needed.\n{digest.text}"
         ), ended
-    return HookReply(block_reason=digest.text), HookState(
+    reason = f"{GOAL_UNTRUSTED}\n{digest.text}" if untrusted_goal else digest.text
+    return HookReply(block_reason=reason), HookState(
         blocks=state.blocks + 1, signature=digest.signature, since=state.since or now
     )
 

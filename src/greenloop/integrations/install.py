@@ -12,21 +12,39 @@ line saying why, and nothing is written.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from greenloop.errors import FatalError
+from greenloop.integrations.install_backup import (
+    atomic_write,
+    backup_file,
+    forget_backup,
+    load_manifest,
+    read_checked,
+    record,
+    remove_created,
+    save_backup,
+)
+from greenloop.integrations.install_files import (
+    install_block,
+    install_file,
+    is_our_file,
+    our_block,
+    remove_companions,
+    uninstall_block,
+    uninstall_file,
+    write_companions,
+)
 from greenloop.integrations.install_hosts import (
     BUILDERS,
+    OURS,
     Entry,
     Settings,
     Target,
@@ -35,7 +53,6 @@ from greenloop.integrations.install_hosts import (
     timeout_of,
 )
 
-OURS = re.compile(r"\bgreenloop hook (?:stop|claude-stop|post-tool)\b")
 HOOK_COMMAND = "greenloop hook stop"
 
 
@@ -54,6 +71,7 @@ def main_install(args: argparse.Namespace) -> int:
             global_=args.global_,
             tool_output=args.tool_output,
             wrap=getattr(args, "wrap", False),
+            goal=getattr(args, "goal", False),
         ),
         environ=os.environ,
     )
@@ -87,7 +105,11 @@ def main_uninstall(args: argparse.Namespace) -> int:
 
 
 def main_list(args: argparse.Namespace) -> int:
+    from greenloop.integrations.host_facts import render_table
+
     root = project_root(Path(args.repo))
+    print("\n".join(render_table()))
+    print("\nwhat is installed where:")
     for host in BUILDERS:
         for global_ in (False, True):
             try:
@@ -102,13 +124,18 @@ def main_list(args: argparse.Namespace) -> int:
             except FatalError as exc:
                 state, spec = str(exc), None
             where = "global " if global_ else "project"
-            print(f"{host:8} {where} {state}" + (f"  {spec.path}" if spec else ""))
+            print(f"{host:9} {where} {state}" + (f"  {spec.path}" if spec else ""))
     return 0
 
 
 def describe(spec: Target) -> str:
     if not spec.path.exists():
         return "no file"
+    if spec.content:
+        return "installed: plugin" if is_our_file(spec) else "another tool's file"
+    if spec.block:
+        text = spec.path.read_text(encoding="utf-8", errors="replace")
+        return "installed: Stop" if our_block(spec, text) else "not installed"
     try:
         data = read_config(spec.path)
     except FatalError as exc:
@@ -124,7 +151,9 @@ def project_root(repo: Path) -> Path:
     return root or repo.resolve()
 
 
-def settings_for(root: Path, *, global_: bool, tool_output: bool, wrap: bool = False) -> Settings:
+def settings_for(
+    root: Path, *, global_: bool, tool_output: bool, wrap: bool = False, goal: bool = False
+) -> Settings:
     from greenloop.config import Config, load_config
 
     config = Config() if global_ else load_config(root)
@@ -134,6 +163,7 @@ def settings_for(root: Path, *, global_: bool, tool_output: bool, wrap: bool = F
         max_iters=config.max_iters,
         tool_output=tool_output,
         wrap=wrap,
+        goal=goal,
     )
 
 
@@ -167,7 +197,11 @@ def _interpreter_of(script: str) -> str:
 
 def install(spec: Target) -> str:
     """Merge our entries in; "added … to", "updated … in" or "… already in"."""
-    original = _checked(spec)
+    if spec.content:
+        return install_file(spec)
+    if spec.block:
+        return install_block(spec)
+    original = read_checked(spec.path)
     data = read_config(spec.path)
     _refuse_foreign(spec, data)
     had_ours = any(_ours_under(data, spec, e) for e in spec.events)
@@ -181,20 +215,26 @@ def install(spec: Target) -> str:
     if not spec.grouped:
         data.setdefault("version", 1)
     created = write_config(spec.path, data)
-    _record(spec.path, installed=spec.path.read_bytes(), created=created)
+    record(spec.path, installed=spec.path.read_bytes(), created=created)
+    write_companions(spec)
     return "updated greenloop's hooks in" if had_ours else "added greenloop's hooks to"
 
 
 def uninstall(spec: Target) -> str:
     if not spec.path.exists():
         return "no greenloop hooks in"
-    _checked(spec)
+    if spec.content:
+        return uninstall_file(spec)
+    if spec.block:
+        return uninstall_block(spec)
+    read_checked(spec.path)
     data = read_config(spec.path)
     removed = False
     for event in _every_event(data, spec):
         removed |= _remove(data, spec, event)
     if not removed:
         return "no greenloop hooks in"
+    remove_companions(spec)
     manifest = load_manifest(spec.path)
     if manifest is not None and _restore(spec, data, manifest):
         return "restored, as it was before install,"
@@ -208,20 +248,6 @@ def _every_event(data: Mapping[str, Any], spec: Target) -> list[str]:
     hooks = data.get("hooks")
     found = [str(e) for e in hooks] if isinstance(hooks, dict) else []
     return [*spec.events, *(e for e in found if e not in spec.events)]
-
-
-def _checked(spec: Target) -> bytes | None:
-    """The file's bytes (None: absent); refuses what greenloop must not write over."""
-    path = spec.path
-    if path.is_symlink():
-        raise FatalError(
-            f"{path} is a symbolic link (to {os.readlink(path)}): another tool manages it; add "
-            "greenloop's entries there by hand, or replace the link with a file"
-        )
-    try:
-        return path.read_bytes() if path.exists() else None
-    except OSError as exc:
-        raise FatalError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def _refuse_foreign(spec: Target, data: Mapping[str, Any]) -> None:
@@ -253,16 +279,12 @@ def _restore(spec: Target, remainder: dict[str, Any], manifest: Mapping[str, Any
             return False
         if not isinstance(before, dict) or _bare(before) != _bare(remainder):
             return False
-        _atomic_write(spec.path, original.read_bytes())
+        atomic_write(spec.path, original.read_bytes())
     else:
         if _bare(remainder) not in ({}, {"version": 1}):
             return False
         spec.path.unlink()
-        for folder in manifest.get("created", []):  # deepest first
-            try:
-                Path(folder).rmdir()
-            except OSError:
-                break  # not empty: something else lives there now
+        remove_created(manifest)
     forget_backup(spec.path)
     return True
 
@@ -374,65 +396,5 @@ def write_config(path: Path, data: Mapping[str, Any]) -> list[str]:
     """Write pretty JSON atomically; the folders it had to make, deepest first."""
     created = [str(p) for p in (path.parent, *path.parent.parents) if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    atomic_write(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
     return created
-
-
-def _atomic_write(path: Path, content: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def backup_dir(path: Path, environ: Mapping[str, str] = os.environ) -> Path:
-    state = environ.get("XDG_STATE_HOME") or (
-        os.path.join(environ["HOME"], ".local", "state") if environ.get("HOME") else ""
-    )
-    if not state:
-        raise FatalError("neither XDG_STATE_HOME nor HOME is set: nowhere to keep a backup")
-    key = hashlib.sha256(os.fsencode(path.absolute())).hexdigest()[:16]
-    return Path(state) / "greenloop" / "backups" / key
-
-
-def backup_file(path: Path) -> Path:
-    return backup_dir(path) / "original"
-
-
-def save_backup(path: Path, original: bytes | None) -> None:
-    folder = backup_dir(path)
-    folder.mkdir(parents=True, exist_ok=True)
-    if original is not None:
-        _atomic_write(folder / "original", original)
-    else:
-        (folder / "original").unlink(missing_ok=True)
-    manifest = {"path": str(path.absolute()), "existed": original is not None, "created": []}
-    _atomic_write(folder / "manifest.json", json.dumps(manifest, indent=2).encode())
-
-
-def _record(path: Path, *, installed: bytes, created: list[str]) -> None:
-    manifest = load_manifest(path)
-    if manifest is None:
-        return
-    if created:
-        manifest["created"] = created
-    manifest["installed"] = hashlib.sha256(installed).hexdigest()
-    _atomic_write(backup_dir(path) / "manifest.json", json.dumps(manifest, indent=2).encode())
-
-
-def load_manifest(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((backup_dir(path) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def forget_backup(path: Path) -> None:
-    shutil.rmtree(backup_dir(path), ignore_errors=True)

@@ -3,15 +3,17 @@
 From each host's documentation: Claude Code ``.claude/settings.json`` (``~/.claude``, or
 ``$CLAUDE_CONFIG_DIR``), Codex CLI ``.codex/hooks.json`` (``$CODEX_HOME``, default ``~/.codex``),
 Gemini CLI ``.gemini/settings.json`` (``~/.gemini``), Copilot CLI ``.github/hooks/<name>.json``
-(``$COPILOT_HOME/hooks``, default ``~/.copilot/hooks``), Cursor ``.cursor/hooks.json``
-(``~/.cursor``). Claude, Codex and Gemini nest handlers in matcher groups; Copilot and Cursor list
-them flat under a ``"version": 1`` file.
+(``$COPILOT_HOME/hooks``, default ``~/.copilot/hooks``; VS Code reads the same folder), Cursor
+``.cursor/hooks.json`` (``~/.cursor``), the OpenHands SDK ``.openhands/hooks.json``
+(``$OH_PERSISTENCE_DIR``, default ``~/.openhands``). Claude, Codex, Gemini and OpenHands nest
+handlers in matcher groups; Copilot and Cursor list them flat under a ``"version": 1`` file.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,8 @@ from greenloop.errors import FatalError
 if TYPE_CHECKING:
     from greenloop.config import Config
 
+OURS = re.compile(r"\bgreenloop hook (?:stop|claude-stop|post-tool)\b")
+"""A command of greenloop's hooks, whichever way install spelled greenloop."""
 DEFAULT_TIMEOUT_S = 600
 TOOL_OUTPUT_TIMEOUT_S = 60
 POST_TOOL = "hook post-tool"
@@ -52,6 +56,12 @@ class Target:
     """The file is greenloop's alone (Copilot reads every ``*.json`` of its hooks folder)."""
     note: str = ""
     """What the user must still do for the host to run the hook."""
+    content: str = ""
+    """A file of greenloop's own written whole (OpenCode's plugin), instead of JSON entries."""
+    block: str = ""
+    """Text appended to the file instead of JSON entries (Kimi Code's TOML ``[[hooks]]`` table)."""
+    companions: tuple[tuple[Path, str], ...] = ()
+    """Files written beside it when absent, removed with it (Goose's plugin manifest)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +75,8 @@ class Settings:
     tool_output: bool = True
     wrap: bool = False
     """Claude Code: the PreToolUse wrap too (``install claude --wrap``)."""
+    goal: bool = False
+    """The Stop hook as a goal loop's judge: only a trusted green allows the stop."""
 
 
 def timeout_of(config: Config) -> int:
@@ -90,7 +102,8 @@ def _home(environ: Mapping[str, str], what: str) -> Path:
 
 
 def _stop(settings: Settings, host: str) -> str:
-    return f"{settings.base} hook stop" + (f" --host {host}" if host != "claude" else "")
+    named = f" --host {host}" if host != "claude" else ""
+    return f"{settings.base} hook stop{named}" + (" --goal" if settings.goal else "")
 
 
 def _claude(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
@@ -244,6 +257,19 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         event="agentStop",
         hook={"type": "command", "bash": _stop(s, "copilot"), "timeoutSec": s.timeout_s},
     )
+    # VS Code loads every *.json of .github/hooks too, but reads agentStop as an "AgentStop" it
+    # never fires: its Stop gate is this entry. No --host: the payload says which host sent it
+    # (Copilot CLI runs it too, and its second entry of one stop runs nothing). VS Code counts
+    # `timeout`, Copilot CLI `timeoutSec`: both are set, or VS Code's 30 s would cut the suite.
+    vscode = Entry(
+        event="Stop",
+        hook={
+            "type": "command",
+            "bash": f"{s.base} hook stop" + (" --goal" if s.goal else ""),
+            "timeout": s.timeout_s,
+            "timeoutSec": s.timeout_s,
+        },
+    )
     # fires for a command that exits non-zero too; the matcher keeps it off every other tool
     tool = Entry(
         event="postToolUse",
@@ -258,8 +284,8 @@ def _copilot(root: Path, global_: bool, s: Settings, environ: Mapping[str, str])
         host="copilot",
         path=path,
         grouped=False,
-        entries=(stop, tool) if s.tool_output else (stop,),
-        events=("agentStop", "postToolUse"),
+        entries=(stop, vscode, tool) if s.tool_output else (stop, vscode),
+        events=("agentStop", "Stop", "postToolUse"),
         command_key="bash",
         own_file=True,
     )
@@ -273,6 +299,140 @@ def _cursor(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) 
         hook={"command": _stop(s, "cursor"), "timeout": s.timeout_s, "loop_limit": s.max_iters},
     )
     return Target(host="cursor", path=path, grouped=False, entries=(stop,), events=("stop",))
+
+
+def _openhands(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("OH_PERSISTENCE_DIR") or str(
+            _home(environ, "~/.openhands") / ".openhands"
+        )
+        path = Path(folder) / "hooks.json"
+    else:
+        path = root / ".openhands" / "hooks.json"
+    stop = Entry(
+        event="Stop",
+        hook={"type": "command", "command": _stop(s, "openhands"), "timeout": s.timeout_s},
+    )
+    note = (
+        "The SDK runs them once the conversation is given the file: "
+        "Conversation(..., hook_config=HookConfig.load(working_dir=...)); the OpenHands CLI "
+        "loads it by itself."
+    )
+    return Target(
+        host="openhands", path=path, grouped=True, entries=(stop,), events=("Stop",), note=note
+    )
+
+
+OPENCODE_PLUGIN = """// greenloop's plugin for OpenCode (written by `greenloop install opencode`; removed by
+// `greenloop uninstall opencode`). After each bash call, `greenloop hook post-tool` reads the
+// output and, for a test or lint run it knows, hands back what the model reads instead: the
+// digest of a red run, one line for a green one. Anything else is left as it was.
+import { spawnSync } from "node:child_process";
+
+const COMMAND = __COMMAND__;
+
+export const Greenloop = async ({ directory }) => ({
+  "tool.execute.after": async (input, output) => {
+    if (input.tool !== "bash" || typeof output?.output !== "string") return;
+    const args = input.args ?? {};
+    const payload = JSON.stringify({
+      hook_event_name: "tool.execute.after",
+      tool_name: "bash",
+      tool_input: args,
+      cwd: typeof args.workdir === "string" ? args.workdir : directory,
+      tool_response: {
+        output: output.output,
+        exit: output.metadata?.exit ?? null,
+        truncated: output.metadata?.truncated === true,
+      },
+    });
+    const ran = spawnSync("sh", ["-c", COMMAND], {
+      input: payload, cwd: directory, encoding: "utf8", timeout: __TIMEOUT_MS__,
+    });
+    if (ran.status !== 0 || !ran.stdout) return;
+    try {
+      const reply = JSON.parse(ran.stdout);
+      if (typeof reply.output === "string") output.output = reply.output;
+    } catch {}
+  },
+});
+"""
+
+
+def _opencode(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    if global_:
+        folder = environ.get("XDG_CONFIG_HOME") or str(_home(environ, "~/.config") / ".config")
+        path = Path(folder) / "opencode" / "plugin" / "greenloop.js"
+    else:
+        path = root / ".opencode" / "plugin" / "greenloop.js"
+    import json
+
+    command = f"{s.base} {POST_TOOL} --host opencode"
+    content = OPENCODE_PLUGIN.replace("__COMMAND__", json.dumps(command)).replace(
+        "__TIMEOUT_MS__", str(TOOL_OUTPUT_TIMEOUT_S * 1000)
+    )
+    note = (
+        "OpenCode has no stop gate (its session.idle event only observes): this plugin digests "
+        "the agent's own test runs; bound a run with `greenloop run --agent` or CI."
+    )
+    return Target(
+        host="opencode",
+        path=path,
+        grouped=False,
+        entries=(Entry(event="tool.execute.after", hook={"command": command}),),
+        events=("tool.execute.after",),
+        own_file=True,
+        note=note,
+        content=content,
+    )
+
+
+def _goose(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    base = _home(environ, "~/.agents") if global_ else root
+    plugin = base / ".agents" / "plugins" / "greenloop"
+    stop = Entry(
+        event="Stop",
+        hook={"type": "command", "command": _stop(s, "goose"), "timeout": s.timeout_s},
+    )
+    manifest = (
+        '{"name": "greenloop", "version": "1.0.0", "description": "greenloop\'s Stop gate"}\n'
+    )
+    return Target(
+        host="goose",
+        path=plugin / "hooks" / "hooks.json",
+        grouped=True,
+        entries=(stop,),
+        events=("Stop",),
+        own_file=True,
+        companions=((plugin / "plugin.json", manifest),),
+        note="By contract: no Goose runs here. Goose caps consecutive blocks itself "
+        "(GOOSE_STOP_HOOK_BLOCK_CAP).",
+    )
+
+
+KIMI_MAX_TIMEOUT_S = 600  # its config refuses a hook timeout past 600 s
+
+
+def _kimi(root: Path, global_: bool, s: Settings, environ: Mapping[str, str]) -> Target:
+    path = _home(environ, "~/.kimi-code") / ".kimi-code" / "config.toml"
+    command = _stop(s, "kimi").replace('"', '\\"')
+    block = (
+        "\n# greenloop's Stop gate (`greenloop uninstall kimi` removes this table)\n"
+        f'[[hooks]]\nevent = "Stop"\ncommand = "{command}"\n'
+        f"timeout = {min(s.timeout_s, KIMI_MAX_TIMEOUT_S)}\n"
+    )
+    note = (
+        "By contract: no Kimi Code runs here. Kimi reads hooks from this file only: every project."
+    )
+    return Target(
+        host="kimi",
+        path=path,
+        grouped=False,
+        entries=(Entry(event="Stop", hook={"command": _stop(s, "kimi")}),),
+        events=("Stop",),
+        note=note,
+        block=block,
+    )
 
 
 def codex_config(root: Path, environ: Mapping[str, str]) -> str:
@@ -304,4 +464,8 @@ BUILDERS = {
     "gemini": _gemini,
     "copilot": _copilot,
     "cursor": _cursor,
+    "openhands": _openhands,
+    "opencode": _opencode,
+    "goose": _goose,
+    "kimi": _kimi,
 }

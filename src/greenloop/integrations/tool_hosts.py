@@ -13,6 +13,11 @@ command that leaves the shell itself (``pytest || exit 1``) still fails as befor
 is given the digest as ``additionalContext``. Claude Code checks permissions on the wrapped command:
 a prefix rule (``Bash(pytest:*)``) does not match it, so the PreToolUse entry is the user's choice.
 
+OpenCode (opencode-ai 1.18.33, driven for real): no hook command of its own; the plugin
+``greenloop install opencode`` writes calls this hook from ``tool.execute.after`` on ``bash`` with
+``tool_name``, ``tool_input`` (the tool's args), ``cwd`` and ``tool_response: {output, exit,
+truncated}``, and puts the reply's ``output`` in place of what the model reads.
+
 Codex CLI (0.171.0, recorded from the real CLI): ``PostToolUse`` on ``Bash`` (its ``exec_command``)
 carries ``turn_id`` and ``tool_response``, the output string itself, with no exit code; past about
 10,000 characters Codex's own head and tail under ``Warning: truncated output (original token
@@ -42,7 +47,7 @@ from pathlib import Path
 from greenloop.integrations.hosts import cwd_of
 from greenloop.integrations.tool_gate import SHELL_TOOLS, tool_of
 
-HOSTS = ("claude", "codex", "gemini", "copilot")
+HOSTS = ("claude", "codex", "gemini", "copilot", "opencode")
 CLAUDE_ERROR_CAP = 10_000
 """Claude Code hands ``PostToolUseFailure`` about 10,000 characters of a failing command's
 ``Exit code N`` text and output (2.1.332: its first and last 5,000 around ``... [N characters
@@ -115,6 +120,8 @@ def read_call(data: dict[str, object], host: str, default_cwd: Path) -> ToolCall
     event = str(data.get("hook_event_name") or "")
     if host == "copilot":  # no wrap needed: postToolUse fires for a failing command too
         return _copilot_call(data, command, base, event)
+    if host == "opencode":  # greenloop's own plugin sends it: tool.execute.after, after the run
+        return _opencode_call(data, command, base, event)
     if event == "PreToolUse":
         background = tool_input.get("run_in_background") is True
         return ToolCall(
@@ -203,6 +210,20 @@ def _codex_call(data: dict[str, object], command: str, cwd: Path, event: str) ->
     return ToolCall(
         host="codex", event=event or "PostToolUse", command=command, cwd=cwd, output=output,
         exit_code=None, cut=cut,
+    )  # fmt: skip
+
+
+def _opencode_call(data: dict[str, object], command: str, cwd: Path, event: str) -> ToolCall | None:
+    """OpenCode (1.18.33): greenloop's plugin hands over ``tool.execute.after``'s ``output.output``
+    (stdout and stderr merged), ``metadata.exit`` and ``metadata.truncated``."""
+    response = _response(data)
+    output, code = response.get("output"), response.get("exit")
+    if not isinstance(output, str):
+        return None
+    return ToolCall(
+        host="opencode", event=event or "tool.execute.after", command=command, cwd=cwd,
+        output=output, exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        cut="OpenCode passed on only part of the output" if response.get("truncated") is True else "",
     )  # fmt: skip
 
 
@@ -330,6 +351,8 @@ def render_reply(call: ToolCall, text: str, *, allowed_by: str = "") -> str:
         return json.dumps({"hookSpecificOutput": specific})
     if call.host == "copilot":
         return json.dumps({"modifiedResult": {**call.response, "textResultForLlm": text}})
+    if call.host == "opencode":  # the plugin puts ``output`` in tool.execute.after's output
+        return json.dumps({"output": text})
     if call.host == "codex":  # Codex >= 0.131: the model reads ``reason`` as the tool's output
         return json.dumps({"decision": "block", "reason": text})
     if call.host == "gemini":

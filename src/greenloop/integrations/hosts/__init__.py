@@ -1,9 +1,10 @@
 """The Stop hook's contract with each agent host: what it sends, what it must answer.
 
-One module per host (``claude``, ``codex``, ``gemini``, ``copilot``, ``cursor``), each with
+One module per host (``claude``, ``codex``, ``gemini``, ``copilot``, ``cursor``, ``vscode``,
+``goose``, ``kimi``, ``openhands``), each with
 ``parse(data, default_cwd) -> StopEvent`` and ``render(reply, event) -> (stdout, stderr)``; this module
 holds what they share and names the host a payload came from. Only the one host module a hook call
-needs is imported: the hook runs on every agent turn (issue 16).
+needs is imported: the hook runs on every agent turn.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from greenloop.integrations.tool_gate import native_path
 
-HOSTS = ("claude", "codex", "gemini", "copilot", "cursor")
+HOSTS = ("claude", "codex", "gemini", "copilot", "cursor", "vscode", "goose", "kimi", "openhands")
 MESSAGE_CHARS = 4000  # a user message is for a human glancing at the terminal
 
 TYPE_CHECKING = False  # not typing's: the Stop hook imports this on every agent turn
@@ -63,6 +64,12 @@ def detect(data: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     name = data.get("hook_event_name")
     if name == "AfterAgent":
         return "gemini"
+    if "hookEventName" in data:  # VS Code's common fields: camelCase, unlike every CLI's
+        return "vscode"
+    if "event_type" in data:  # the OpenHands SDK's HookEvent
+        return "openhands"
+    if "event" in data and "hook_event_name" not in data:  # Goose: the Open Plugins payload
+        return "goose"
     if "conversation_id" in data or "workspace_roots" in data or name == "stop":
         return "cursor"
     if (
@@ -89,7 +96,21 @@ def from_environ(environ: Mapping[str, str]) -> str:
         return "gemini"
     if environ.get("CURSOR_PROJECT_DIR") or environ.get("CURSOR_VERSION"):
         return "cursor"
+    if environ.get("OPENHANDS_PROJECT_DIR"):
+        return "openhands"
     return "claude"
+
+
+def iso_seconds(stamp: object) -> float:
+    """An ISO 8601 time as epoch seconds (0: none, or unreadable)."""
+    if not isinstance(stamp, str):
+        return 0.0
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def text(value: object) -> str:

@@ -20,6 +20,7 @@ from greenloop.integrations.hosts import (
     StopEvent,
     clip,
     cwd_of,
+    iso_seconds,
     json_line,
     text,
 )
@@ -46,14 +47,7 @@ def _seconds(stamp: object) -> float:
     """Its own events: epoch milliseconds; its Claude-format ones: an ISO 8601 string."""
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         return stamp / 1000
-    if isinstance(stamp, str):
-        from datetime import datetime
-
-        try:
-            return datetime.fromisoformat(stamp).timestamp()
-        except ValueError:
-            return 0.0
-    return 0.0
+    return iso_seconds(stamp)
 
 
 def render(reply: HookReply, event: StopEvent) -> tuple[str, str]:

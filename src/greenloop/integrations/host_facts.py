@@ -29,7 +29,7 @@ HOST_FACTS = (
         name="claude",
         title="Claude Code",
         stop_gate="Stop, SubagentStop, TaskCompleted",
-        tool_output="PostToolUse(+Failure) on Bash",
+        tool_output="PostToolUse(+Failure) on Bash; PreToolUse wrap where your rules allow",
         tried="real CLI 2.1.332",
         install="greenloop install claude",
     ),

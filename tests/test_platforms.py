@@ -119,6 +119,9 @@ def test_no_test_file_reads_proc_but_the_helpers_that_fall_back_to_ps() -> None:
     assert readers == READS_PROC  # the list is not stale
     for allowed in READS_PROC:
         assert PROBE_VAR in (ROOT / allowed).read_text()  # switched as greenloop's reader is
+    assert "the tests' own look at the process table reads `ps` there too" in " ".join(
+        platforms_section().split()
+    )
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="compares ps with /proc, which is Linux's")

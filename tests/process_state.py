@@ -11,6 +11,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -27,6 +28,18 @@ def state(pid: int) -> str | None:
         except (OSError, IndexError):
             return None
     return _ps("-o", "stat=", "-p", str(pid)).strip() or None
+
+
+def exited_unreaped(pid: int, timeout: float = 30.0) -> None:
+    """Wait until our child ``pid`` has exited, leaving it a zombie: waitid(WNOWAIT) where Python
+    has it (Linux; on macOS from Python 3.13 only), else its state polled until it reads ``Z``."""
+    if hasattr(os, "waitid"):
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        return
+    deadline = time.monotonic() + timeout
+    while (state(pid) or "")[:1] != "Z":
+        assert time.monotonic() < deadline, f"{pid} never became a zombie"
+        time.sleep(0.02)
 
 
 def children(pid: int) -> list[int]:

@@ -132,7 +132,7 @@ def test_the_test_helpers_read_through_ps_what_they_read_from_proc(
 
     code = "__import__('time').sleep(60)"  # no spaces: ps prints the arguments joined by them
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
-    os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
+    process_state.exited_unreaped(zombie.pid)
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     with subprocess.Popen([sys.executable, "-c", code]) as sleeper:

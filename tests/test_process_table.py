@@ -15,6 +15,7 @@ import pytest
 from cli_process import greenloop
 from greenloop.processes import process_table
 from greenloop.processes.process_table import ENV_BSD, ENV_PROCPS, PROBE_VAR, TAG_VAR
+from process_state import exited_unreaped
 
 PY = sys.executable
 SLEEPER = "import sys, time; print('up', flush=True); time.sleep(60)"
@@ -77,7 +78,7 @@ def test_both_probes_read_a_child_that_exited_unwaited_as_dead(
 ) -> None:
     child = subprocess.Popen([PY, "-c", "pass"])
     try:
-        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, left a zombie
+        exited_unreaped(child.pid)  # exited, left a zombie
         for probe in ("proc", "ps"):
             read_as(probe, monkeypatch)
             zombie = process_table.stat(child.pid)

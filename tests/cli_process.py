@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from limits import hang
+from process_state import state
 
 
 def greenloop(
@@ -32,8 +33,5 @@ def git(root: Path, *args: str) -> str:
 
 def alive(pid: int) -> bool:
     """Running: not gone, and not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in "ZX"
+    found = state(pid)
+    return found is not None and found[:1] not in "ZX"

@@ -117,7 +117,14 @@ def _bare_inner_pytest() -> Iterator[None]:
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = previous
 
 
-@pytest.fixture(params=["proc", "ps"], ids=["linux-proc", "macos-ps"])
+LINUX_ONLY = pytest.mark.skipif(
+    sys.platform != "linux", reason="/proc and the child subreaper (prctl) exist on Linux only"
+)
+
+
+@pytest.fixture(
+    params=[pytest.param("proc", marks=LINUX_ONLY), "ps"], ids=["linux-proc", "macos-ps"]
+)
 def probe(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """How greenloop reads the process table, for the reliability cases: /proc and a subreaper
     (Linux), or ``ps`` with neither, as on macOS (``GREENLOOP_PLATFORM_PROBE``, which the

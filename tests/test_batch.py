@@ -30,6 +30,7 @@ from greenloop.demo.server import ReplayServer
 from greenloop.errors import FatalError
 from greenloop.report.render import render_run
 from limits import hang
+from process_state import command_lines
 
 TIMEOUT_S = hang(240)
 
@@ -57,11 +58,8 @@ def _orphans_done(out: Path) -> bool:
     between writing a stage's job.json and starting its worker leaves a stage no one will finish
     (CI at load ~2 waited 240 s for one); the re-run must take that task up."""
     state = str(out / "state").encode()
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes() if proc.name.isdigit() else b""
-        except OSError:
-            continue  # gone meanwhile
+    for args in command_lines().values():
+        argv = b"\0".join(args)  # /proc/PID/cmdline as it is (ps's words elsewhere)
         if b"greenloop.batch.worker" in argv and state in argv:
             return False
     return True

@@ -99,3 +99,55 @@ def test_readme_claims_macos_and_native_windows_only_as_not_yet_claimed() -> Non
     assert "windows-smoke" in workflow["jobs"]
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert not [c for c in meta["classifiers"] if "MacOS" in c or "Windows" in c]
+
+
+# The test helpers that read /proc, each behind the same switch as greenloop's reader (ps where
+# there is no /proc, or when GREENLOOP_PLATFORM_PROBE=ps forces the macOS path): any other test
+# file that reads /proc would fail on the macOS job. A test that is about /proc itself belongs here
+# too, with a pytest.mark.skipif(sys.platform != "linux") on it.
+READS_PROC = {"tests/process_state.py", "tests/resources/escape.py"}
+PROC_PATH = re.compile(r"""["']/proc(/|["'])""")  # the folder, or a path in it, as a literal
+
+
+def test_no_test_file_reads_proc_but_the_helpers_that_fall_back_to_ps() -> None:
+    readers = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("*.py")
+        if PROC_PATH.search(path.read_text())
+    }
+    assert readers - READS_PROC == set(), "read the process table through tests/process_state.py"
+    assert readers == READS_PROC  # the list is not stale
+    for allowed in READS_PROC:
+        assert PROBE_VAR in (ROOT / allowed).read_text()  # switched as greenloop's reader is
+    assert "the tests' own look at the process table reads `ps` there too" in " ".join(
+        platforms_section().split()
+    )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="compares ps with /proc, which is Linux's")
+def test_the_test_helpers_read_through_ps_what_they_read_from_proc(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import process_state
+
+    code = "__import__('time').sleep(60)"  # no spaces: ps prints the arguments joined by them
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    process_state.exited_unreaped(zombie.pid)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with subprocess.Popen([sys.executable, "-c", code]) as sleeper:
+        try:
+            seen = {}
+            for probe in ("proc", "ps"):
+                monkeypatch.setenv(PROBE_VAR, probe)
+                assert process_state.reads_proc() is (probe == "proc")
+                states = [process_state.state(p) for p in (sleeper.pid, zombie.pid)]
+                assert [s[:1] if s else s for s in states] in (["S", "Z"], ["R", "Z"]), probe
+                assert process_state.state(int(gone.stdout)) is None, probe
+                assert {sleeper.pid, zombie.pid} <= set(process_state.children(os.getpid()))
+                seen[probe] = process_state.command_lines()[sleeper.pid]
+            argv = [sys.executable.encode(), b"-c", code.encode()]
+            assert seen == {"proc": [*argv, b""], "ps": argv}
+        finally:
+            sleeper.kill()
+            zombie.wait()

@@ -240,6 +240,7 @@ print(result.verdict.value, flag.value, escaped)
 """
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="asks prctl for the subreaper flag: Linux only")
 def test_a_program_calling_check_as_a_library_is_not_made_a_subreaper_and_the_daemon_still_stops(
     make_repo: Callable[..., Path], daemons: Path, probe: str
 ) -> None:

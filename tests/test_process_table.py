@@ -14,7 +14,8 @@ import pytest
 
 from cli_process import greenloop
 from greenloop.processes import process_table
-from greenloop.processes.process_table import PROBE_VAR, TAG_VAR
+from greenloop.processes.process_table import ENV_BSD, ENV_PROCPS, PROBE_VAR, TAG_VAR
+from process_state import exited_unreaped
 
 PY = sys.executable
 SLEEPER = "import sys, time; print('up', flush=True); time.sleep(60)"
@@ -77,7 +78,7 @@ def test_both_probes_read_a_child_that_exited_unwaited_as_dead(
 ) -> None:
     child = subprocess.Popen([PY, "-c", "pass"])
     try:
-        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # exited, left a zombie
+        exited_unreaped(child.pid)  # exited, left a zombie
         for probe in ("proc", "ps"):
             read_as(probe, monkeypatch)
             zombie = process_table.stat(child.pid)
@@ -188,4 +189,5 @@ def test_only_the_linux_probe_makes_greenloop_the_subreaper_and_only_the_macos_o
     else:
         assert reaper != greenloop_pid  # no prctl: init, or an ancestor that is a subreaper
         assert "-A -o pid=,ppid=,pgid=,stat=,lstart=" in said  # the whole table, as on a Mac
-        assert any(line.startswith("-ww e -o pid=,command= -p ") for line in said)
+        flag = " ".join(ENV_PROCPS if sys.platform == "linux" else ENV_BSD)  # e; -E on a Mac
+        assert any(line.startswith(f"-ww {flag} -o pid=,command= -p ") for line in said)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from limits import hang
+from process_state import state
 
 PY = sys.executable
 VERIFY = f"{PY} -c \"import sys; print('FAILED test_x - assert 1 == 2'); sys.exit(1)\""
@@ -60,8 +61,8 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    found = state(pid)  # None: gone between the two looks
+    return found is None or found[:1] != "Z"
 
 
 def group_recorded(root: Path, pid: int) -> bool:

@@ -10,10 +10,14 @@ escape.py under PIDFILE   exit 1 if that pid, or any zombie, is still greenloop'
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+# /proc on Linux; ps elsewhere (macOS), or when a test forces the macOS path, as greenloop does
+READS_PROC = sys.platform.startswith("linux") and os.environ.get("GREENLOOP_PLATFORM_PROBE") != "ps"
 
 
 def spawn_daemon(pidfile: Path, logfile: Path) -> int:
@@ -47,6 +51,8 @@ def wait_until(done: Callable[[], bool], timeout: float = 30.0) -> bool:
 
 def alive(pid: int) -> bool:
     """Running: not gone, and not a zombie waiting to be reaped."""
+    if not READS_PROC:  # no /proc (macOS): ps, whose stat is empty for a process that is gone
+        return ps("-o", "stat=", "-p", str(pid)).strip()[:1] not in ("", "Z", "X")
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
@@ -58,9 +64,18 @@ def greenloop_children() -> list[int]:
     """The pid is in the command's tag (GREENLOOP_COMMAND_TAG=<greenloop pid>.<n>)."""
     pid = os.environ["GREENLOOP_COMMAND_TAG"].split()[-1].split(".")[0]
     kids: list[int] = []
+    if not READS_PROC:  # no /proc/PID/task/*/children: every process's parent, from ps
+        for line in ps("-A", "-o", "pid=,ppid=").splitlines():
+            child, parent = line.split()
+            kids += [int(child)] if parent == pid else []
+        return kids
     for task in Path(f"/proc/{pid}/task").iterdir():
         kids += [int(k) for k in (task / "children").read_text().split()]
     return kids
+
+
+def ps(*args: str) -> str:
+    return subprocess.run(["ps", *args], capture_output=True, text=True, check=False).stdout
 
 
 def main(mode: str, *args: str) -> int:

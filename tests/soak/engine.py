@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from process_state import children, command_lines, state
 from secret_shapes import PROJECT_PATTERN, SHAPES, leaks
 
 PY = sys.executable
@@ -130,9 +131,8 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    with contextlib.suppress(OSError, IndexError):
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
+    found = state(pid)  # None: gone between the two looks
+    return found is None or found[:1] != "Z"
 
 
 def signal_trial(base: Path, phase: str, how: str, rng: random.Random, tally: Tally) -> None:
@@ -172,7 +172,7 @@ def signal_trial(base: Path, phase: str, how: str, rng: random.Random, tally: Ta
 
 def _send(proc: subprocess.Popen[str], how: str) -> None:
     if how == "KILLALL":  # greenloop and its children's groups, as a crash of the whole session
-        for pid in _children(proc.pid):
+        for pid in children(proc.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         proc.kill()
@@ -183,15 +183,6 @@ def _send(proc: subprocess.Popen[str], how: str) -> None:
         time.sleep(0.05)
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGINT)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-    return found
 
 
 def _recover(root: Path, env: dict[str, str], name: str, tally: Tally) -> str:
@@ -305,11 +296,9 @@ def hostile_verifiers(tally: Tally, names: tuple[str, ...] | None = None) -> Non
 
 def _stray_sleepers() -> bool:
     """A ``sleep 60.1`` / ``sleep 60.2`` from a hostile verifier still alive anywhere."""
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        with contextlib.suppress(OSError):
-            args = cmdline.read_bytes().split(b"\0")
-            if args[:1] == [b"sleep"] and args[1:2] in ([b"60.1"], [b"60.2"]):
-                return alive(int(cmdline.parent.name))
+    for pid, args in command_lines().items():
+        if args[:1] == [b"sleep"] and args[1:2] in ([b"60.1"], [b"60.2"]):
+            return alive(pid)
     return False
 
 

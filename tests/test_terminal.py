@@ -29,7 +29,7 @@ def test_add():
     time.sleep(10 if add(2, 3) != 5 else 0)  # a 10 s baseline; fast once fixed
     assert add(2, 3) == 5
 """
-FIX = "sed -i 's/a - b/a + b/' calc.py"
+FIX = "perl -pi -e 's/a - b/a + b/' calc.py"
 ESC = re.compile(rb"\x1b")
 
 

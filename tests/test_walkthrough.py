@@ -44,7 +44,7 @@ def test_run_with_a_lint_stage_before_the_tests_calls_a_real_fix_success_not_sus
         f'[[stage]]\nname = "test"\nrun = "{PY} -m pytest -q -p no:cacheprovider"\n'
     )
     root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "greenloop.toml": config})
-    fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
+    fix = "perl -pi -e 's/x \\* 3/x * 2/' calc.py"
     done = greenloop(root, "run", "--agent", fix, "-y", "--subset", "off")
     assert "SUCCESS" in done.stdout, done.stdout + done.stderr
     assert "0 tests collected" not in done.stdout
@@ -80,7 +80,7 @@ def test_run_stopped_by_a_regression_reports_the_checkpoints_failures_and_names_
         "    def test_half(self) -> None:\n        self.assertEqual(half(4), 2)\n"
     )
     root = make_repo({"calc.py": calc, "test_calc.py": tests})
-    worse = "sed -i 's|x // 2|x // 3|' calc.py"
+    worse = "perl -pi -e 's|x // 2|x // 3|' calc.py"
     done = greenloop(root, "run", "--agent", worse, "-y", "--", PY, "-B", "-m", "unittest")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "REGRESSION" in done.stdout
@@ -119,7 +119,7 @@ def test_run_hung_up_during_verification_names_the_step_and_keeps_the_committed_
     root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT})
     started = tmp_path / "verifying"
     verify = f"if [ -f fixed.txt ]; then touch {started}; sleep 120; fi; {PY} -B test_calc.py"
-    agent = "sed -i 's/x \\* 3/x * 2/' calc.py; echo yes > fixed.txt"
+    agent = "perl -pi -e 's/x \\* 3/x * 2/' calc.py; echo yes > fixed.txt"
     initial = git_show(root, "--format=%H", "-s", "HEAD").strip()
     proc = subprocess.Popen(
         [PY, "-m", "greenloop", "run", "--agent", agent, "-y", "--", verify],
@@ -151,7 +151,7 @@ def test_batch_with_an_unsolved_task_tells_where_to_read_why_and_that_command_wo
     line counted "0 solved" beside a task an earlier run had solved."""
     make_repo({"calc.py": CALC_BUGGY, "test_calc.py": SCRIPT}, name="calc")
     verify = f"{PY} -B test_calc.py"
-    fixed = {"id": "fixed", "repo": "calc", "agent": "sed -i 's/x \\* 3/x * 2/' calc.py"}
+    fixed = {"id": "fixed", "repo": "calc", "agent": "perl -pi -e 's/x \\* 3/x * 2/' calc.py"}
     stuck = {"id": "stuck", "repo": "calc", "agent": "echo no idea"}
     tasks = tmp_path / "TASKS.jsonl"
     tasks.write_text(json.dumps(fixed | {"verifier": verify}) + "\n")
@@ -180,7 +180,7 @@ def test_run_whose_agent_makes_the_verifier_exit_0_says_why_green_is_untrusted(
     root = make_repo(
         {"calc.py": CALC_BUGGY, "test_calc.py": CALC_TEST, "check.sh": f"{PY} -m pytest -q\n"}
     )
-    cheat = "sed -i 's/-q$/-q || true/' check.sh"
+    cheat = "perl -pi -e 's/-q$/-q || true/' check.sh"
     done = greenloop(root, "run", "--agent", cheat, "-y", "--", "sh", "check.sh")
     assert done.returncode == 5, done.stdout + done.stderr
     assert (
@@ -268,7 +268,7 @@ def test_run_whose_tests_pass_but_never_exit_stops_untrusted_and_says_close_what
         "    threading.Thread(target=time.sleep, args=(600,)).start()\n    assert double(2) == 4\n"
     )
     root = make_repo({"calc.py": CALC_BUGGY, "test_calc.py": leaves_a_thread})
-    fix = "sed -i 's/x \\* 3/x * 2/' calc.py"
+    fix = "perl -pi -e 's/x \\* 3/x * 2/' calc.py"
     verify = f"{PY} -m pytest -q -p no:cacheprovider"
     # the limit must outlast pytest reporting on a loaded machine; the thread sleeps 600 s
     done = greenloop(

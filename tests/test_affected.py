@@ -211,11 +211,13 @@ def test_the_gate_still_runs_the_full_cascade_and_catches_a_regression_outside_t
     assert isinstance(affected.load(store, root, files(root), COMMAND), affected.Map)
 
 
-def test_only_the_gates_after_an_edit_record_the_map_not_the_baseline_nor_a_stops_confirmation(
+def test_only_the_gate_of_a_run_that_iterated_records_the_map_never_a_one_iteration_fix(
     make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Recording doubles a pytest run's cost and is kept from a green run only: the red baseline
-    and the full run that confirms a stop decided on a red subset run plain."""
+    """Recording costs 2.4x a pytest run and is kept from a green run only: the red baseline, the
+    full run that confirms a stop decided on a red subset run, and the gate of a fix on the
+    first try (which runs anyway and must not pay twice) run plain; the gate after a failed try
+    records."""
     log = tmp_path / "sessions.log"
     monkeypatch.setenv("SESSIONS_LOG", str(log))
     says = (
@@ -231,11 +233,19 @@ def test_only_the_gates_after_an_edit_record_the_map_not_the_baseline_nor_a_stop
     assert "recording" not in " ".join(row.ran for row in capped.history)
     assert set(log.read_text().split()) == {"plain"}  # baseline, its re-run, subset, confirmation
     log.unlink()
-    fixed = loop(make_repo(broken, name="fixed"), [[FIX_ADD]])
-    assert fixed.result.value == "success"
-    assert fixed.history[-1].ran.endswith("the full cascade, recording the affected-tests map")
+    first = loop(make_repo(broken, name="first"), [[FIX_ADD]])
+    assert first.result.value == "success"
+    assert first.history[-1].ran.endswith("; the full cascade")
+    assert set(log.read_text().split()) == {"plain"}
+    log.unlink()
+    second = make_repo(broken, name="second")
+    tried = loop(second, [[{"write": "notes.txt", "text": "x\n"}], [FIX_ADD]])
+    assert tried.result.value == "success"
+    assert tried.history[-1].ran.endswith("the full cascade, recording the affected-tests map")
     assert log.read_text().split()[-1] == "rec"  # the gate, last, and only it
     assert log.read_text().split().count("rec") == 1
+    store = second / ".git" / "greenloop" / "affected" / "test.json"
+    assert isinstance(affected.load(store, second, files(second), COMMAND), affected.Map)
 
 
 def test_subset_auto_catches_a_regression_in_the_affected_step(

@@ -116,11 +116,6 @@ def _str_dict(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def current(found: Map | str, root: Path) -> bool:
-    """Whether the map matches the tree exactly (no file it maps has changed since)."""
-    return isinstance(found, Map) and not _drifted(found, root)
-
-
 def choose(
     path: Path | None,
     root: Path,

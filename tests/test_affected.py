@@ -159,6 +159,25 @@ def test_the_import_graph_follows_packages_relative_imports_and_conftests(tmp_pa
     assert reach(tmp_path, names, ["README.py"]) == ()
 
 
+def test_the_import_graph_kept_between_runs_reads_a_changed_module_again(tmp_path: Path) -> None:
+    tree = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "",
+        "pkg/b.py": "",
+        "tests/test_a.py": "import pkg.a\n",
+    }
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    kept = tmp_path / "kept" / "imports.json"
+    reach = affected_imports.tests_reaching
+    assert reach(tmp_path, list(tree), ["pkg/b.py"], cache=kept) == ()
+    assert len(json.loads(kept.read_text())) == 3  # each module reached, by its bytes' hash
+    (tmp_path / "tests/test_a.py").write_text("import pkg.a\nimport pkg.b\n")
+    assert reach(tmp_path, list(tree), ["pkg/b.py"], cache=kept) == ("tests/test_a.py",)
+    assert len(json.loads(kept.read_text())) == 5  # the test's new text and pkg/b.py, now reached
+
+
 def test_a_non_python_change_gives_no_selection_the_gate_decides(
     make_repo: Callable[..., Path],
 ) -> None:

@@ -132,7 +132,9 @@ def choose(
         return Choice(tests=(), reason=f"none: {opaque[0]} is not Python, the gate decides")
     if isinstance(found, Map):
         return _by_map(found, root, files, changed)
-    tests = affected_imports.tests_reaching(root, files, [f for f in changed if f.endswith(".py")])
+    py = [f for f in changed if f.endswith(".py")]
+    kept = path.parent / "imports.json" if path is not None else None
+    tests = affected_imports.tests_reaching(root, files, py, cache=kept)
     if not tests:
         return Choice(tests=(), reason=f"none: {found}; the import graph found nothing")
     total = len(affected_imports.test_files(files))

@@ -110,3 +110,17 @@ def test_a_fix_on_the_first_try_costs_two_pytest_runs_in_every_subset_mode(
     }[mode]
     assert result.history[1].ran.startswith(said)
     assert result.history[1].ran.endswith("the full cascade")
+
+
+@pytest.mark.parametrize(("limit", "reran"), [("2", 2), ("1", 0)])
+def test_the_failed_tests_run_once_more_in_the_same_run_unless_more_failed_than_the_limit(
+    tmp_path: Path, limit: str, reran: int
+) -> None:
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, subset.RERUN_ENV: limit}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert dict(done.reruns) == (
+        {"test_a.py::test_a2": False, "test_b.py::test_b2": False} if reran else {}
+    )
+    assert done.parsed.counts.failed == 2  # the first run's reports: the re-runs are not logged

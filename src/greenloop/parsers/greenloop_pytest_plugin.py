@@ -40,8 +40,8 @@ ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
 ENV_COVERAGE = "GREENLOOP_PYTEST_COVERAGE"
 ENV_FIRST = "GREENLOOP_PYTEST_FIRST"
 ENV_RERUN = "GREENLOOP_PYTEST_RERUN"
-"""A number: that many of the failed tests run once more when the session's tests are done, in the
-same process, their reports not logged; a ``rerun`` event says whether each passed the second time
+"""A number: the failed tests, when they are no more than that, run once more when the session's
+tests are done, in the same process, their reports not logged; a ``rerun`` event says whether each passed the second time
 (greenloop's flaky check at baseline, without a second pytest start-up)."""
 ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 """``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
@@ -359,8 +359,10 @@ def _rerun_failed(session: Any) -> None:
     """Each failed test once more, unlogged (pytest's summary and our reports keep the first
     run): a test that passes now is flaky, and greenloop needs no second process to know it."""
     limit = int(os.environ.get(ENV_RERUN) or 0)
-    items = list(_state["failed_items"].values())[:limit]
-    if not items or session.shouldfail or session.shouldstop or _state["nested"]:
+    items = list(_state["failed_items"].values())
+    if not items or len(items) > limit or session.shouldfail or session.shouldstop:
+        return  # past the limit greenloop re-runs none of them (a bug failing half the suite)
+    if _state["nested"]:
         return
     from _pytest.runner import runtestprotocol
 

@@ -104,7 +104,7 @@ def wrong_tries(
 ) -> list[Mutant] | None:
     """Two other wrong versions of the bug's line, each red: the agent's first two edits."""
     original = (root / m.path).read_text()
-    found = []
+    found: list[Mutant] = []
     for t in others:
         if t.path != m.path or t.line != m.line or t == m or len(found) == 2:
             continue
@@ -116,7 +116,9 @@ def wrong_tries(
     return found if len(found) == 2 else None
 
 
-def run_mode(args: argparse.Namespace, root: Path, mode: str, plan: Path) -> tuple[float, dict]:
+def run_mode(
+    args: argparse.Namespace, root: Path, mode: str, plan: Path
+) -> tuple[float, dict[str, object]]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [str(GREENLOOP), "run", "-y", "--format", "json", "--agent", f"scripted:{plan}",
@@ -168,19 +170,25 @@ def one_bug(
     plan.write_text(json.dumps(steps(m, original, tries)))
     cpu: dict[str, float] = {}
     iters: dict[str, int] = {}
+    failed: dict[str, str] = {}
     for mode, root in roots.items():
         (root / m.path).write_text(m.apply(original))
         git(root, "commit", "-qam", f"bug {n}: {m.path}:{m.line} {m.kind}")
         cpu[mode], report = run_mode(args, root, mode, plan)
+        iters[mode] = int(str(report.get("iterations", 0)))
         if report.get("result") != "success":
-            sys.exit(f"bug {n} ({mode}): {report.get('result')}: {report.get('reason')}")
-        iters[mode] = int(report.get("iterations", 0))
+            failed[mode] = f"{report.get('result')}: {report.get('reason')}"
+            (root / m.path).write_text(original)  # the next bug starts from the original code
+            git(root, "commit", "-qam", f"bug {n} put back by hand")
     print(
         f"  bug {n} {m.path}:{m.line} {m.kind}: auto {cpu['auto']:.2f} s, off {cpu['off']:.2f} s "
-        f"CPU = {cpu['auto'] / cpu['off']:.2f}x (iterations {iters['auto']}/{iters['off']})",
+        f"CPU = {cpu['auto'] / cpu['off']:.2f}x (iterations {iters['auto']}/{iters['off']})"
+        + "".join(
+            f"; {mode} did not end green ({why}): not counted" for mode, why in failed.items()
+        ),
         flush=True,
     )
-    return cpu
+    return {} if failed else cpu
 
 
 def main() -> None:
@@ -197,15 +205,21 @@ def main() -> None:
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix="loop-cost-"))
     roots = {mode: clone(args.project.resolve(), work / mode) for mode in MODES}
-    runs = []
+    runs: list[dict[str, float]] = []
+    skipped = 0
     for n, bug in enumerate(bugs_of(args, roots["off"]), start=1):
-        runs.append(one_bug(args, roots, n, bug))
-        if n >= args.bugs:
+        got = one_bug(args, roots, n, bug)
+        if got:
+            runs.append(got)
+        else:
+            skipped += 1  # the policy stopped a run in one mode: no pair to compare
+        if len(runs) >= args.bugs:
             break
     auto, off = sum(r["auto"] for r in runs), sum(r["off"] for r in runs)
     ratios = sorted(r["auto"] / r["off"] for r in runs)
     print(
-        f"{len(runs)} bugs (seed {args.seed}), agent {args.agent_kind}: total CPU auto {auto:.1f} s "
+        f"{len(runs)} bugs (seed {args.seed}; {skipped} more not ended green in both modes), agent "
+        f"{args.agent_kind}: total CPU auto {auto:.1f} s "
         f"vs off {off:.1f} s = {auto / off:.3f}x; per bug max {ratios[-1]:.2f}x, "
         f"median {ratios[len(ratios) // 2]:.2f}x"
     )

@@ -124,3 +124,15 @@ def test_the_failed_tests_run_once_more_in_the_same_run_unless_more_failed_than_
         {"test_a.py::test_a2": False, "test_b.py::test_b2": False} if reran else {}
     )
     assert done.parsed.counts.failed == 2  # the first run's reports: the re-runs are not logged
+
+
+def test_failures_slower_than_the_suites_own_pace_are_not_run_again(tmp_path: Path) -> None:
+    """A bug that makes its tests loop: re-running them would double what is slow."""
+    (tmp_path / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(1.0)\n    assert 0\n\n\n"
+        "def test_quick():\n    pass\n"
+    )
+    env = {**os.environ, subset.RERUN_ENV: "200"}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert done.parsed.counts.failed == 1
+    assert done.reruns == ()

@@ -105,7 +105,7 @@ def _full_gate(run: RunState, iteration: int, passed: set[str], *, record: bool)
         suspects = (
             ids if iteration == 0 else [i for i in ids if i in passed or _file_of(i) in passed]
         )
-        check = _settle(run, check, suspects)
+        check = _settle(run, check, suspects, in_run=iteration == 0)
     run.targets = _test_failures(check)
     return check
 
@@ -293,14 +293,19 @@ def _run_one(
     )
 
 
-def _settle(run: RunState, check: CheckResult, suspects: Sequence[str]) -> CheckResult:
-    """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``."""
+def _settle(
+    run: RunState, check: CheckResult, suspects: Sequence[str], *, in_run: bool = False
+) -> CheckResult:
+    """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``.
+    ``in_run``: the run itself re-ran its failed tests (``subset.RERUN_ENV``), read instead."""
     failing = check.failing
-    reran = dict(failing.reruns) if failing is not None else {}
-    if suspects and failing is not None and all(t in reran for t in suspects):
-        passed = [t for t in suspects if reran[t]]  # run once more inside the same pytest run
+    # our plugin was in that run (its CPU marks): the re-runs it made, or chose not to make, stand
+    if suspects and in_run and failing is not None and failing.phases is not None:
+        reran = dict(failing.reruns)
+        passed = [t for t in suspects if reran.get(t)]
         verdict = Verdict.FAILED if len(passed) < len(suspects) else Verdict.GREEN
-        run.rec.event("flaky_rerun", tests=list(suspects), verdict=verdict.value, in_run=True)
+        if reran:
+            run.rec.event("flaky_rerun", tests=sorted(reran), verdict=verdict.value, in_run=True)
         _mark_flaky(run, passed)
     elif suspects and failing is not None and (stage := _cascade_stage(run, failing.stage)):
         chosen, _ = _in_folder(stage, [f for f in failing.parsed.errors if f.id in suspects], ())

@@ -40,12 +40,16 @@ ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
 ENV_COVERAGE = "GREENLOOP_PYTEST_COVERAGE"
 ENV_FIRST = "GREENLOOP_PYTEST_FIRST"
 ENV_RERUN = "GREENLOOP_PYTEST_RERUN"
-"""A number: the failed tests, when they are no more than that, run once more when the session's
-tests are done, in the same process, their reports not logged; a ``rerun`` event says whether each passed the second time
+"""A number: the failed tests, when they are no more than that and were quick (``RERUN_SHARE``),
+run once more when the session's tests are done, in the same process, their reports not logged; a ``rerun`` event says whether each passed the second time
 (greenloop's flaky check at baseline, without a second pytest start-up)."""
 ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 """``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
 (pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
+RERUN_SHARE = 0.1
+RERUN_FLOOR_S = 0.5
+"""The failed tests are re-run when their first run took at most this share of the session's test
+time (plus the floor): the flaky check must not double a run whose failures are what is slow."""
 MAX_TEXT = 8000
 MAX_LINE = 1000
 MAX_FRAMES = 40
@@ -62,6 +66,7 @@ _state: dict[str, Any] = {
     "group_failed": set(),
     "session": None,
     "failed_items": {},
+    "seconds": {},
 }
 
 
@@ -342,8 +347,11 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         report = outcome.get_result()
         if excinfo is not None and report.failed:
             _state["frames"][(report.nodeid, report.when)] = _exception(excinfo)
-        if report.failed and os.environ.get(ENV_RERUN):
-            _state["failed_items"].setdefault(item.nodeid, item)
+        if os.environ.get(ENV_RERUN):
+            seconds = _state["seconds"]
+            seconds[item.nodeid] = seconds.get(item.nodeid, 0.0) + float(report.duration)
+            if report.failed:
+                _state["failed_items"].setdefault(item.nodeid, item)
     except Exception:
         pass
 
@@ -366,6 +374,10 @@ def _rerun_failed(session: Any) -> None:
         return
     from _pytest.runner import runtestprotocol
 
+    seconds = _state["seconds"]
+    budget = RERUN_SHARE * sum(seconds.values()) + RERUN_FLOOR_S
+    if sum(seconds.get(item.nodeid, 0.0) for item in items) > budget:
+        return  # failures slower than the suite's own pace (a bug that loops): none re-run
     for i, item in enumerate(items):
         after = items[i + 1] if i + 1 < len(items) else None  # fixtures shared stay set up
         reports = runtestprotocol(item, log=False, nextitem=after)

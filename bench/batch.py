@@ -1,20 +1,25 @@
 """Issue 14: ``greenloop batch`` throughput and its own per-task costs.
 
-20 tasks over 4 repositories; the scripted agent fixes the bug in iteration 1; the verifier sleeps
-~2 s then checks (so a task is ~4 s of verifier: the failing baseline and the green re-run).
+20 tasks over 4 repositories; the scripted agent fixes the bug in iteration 1; the verifier burns
+``--verifier-cpu`` seconds of CPU (1.0) then checks, so a task is ~2 s of CPU-bound verifier (the
+failing baseline and the green re-run): a verifier that sleeps let two workers halve the wall time
+whatever the machine's load, so the ratio could not fail; this one competes for the cores as a real
+suite does. CPU time (user + sys of every process the batch waited for) is reported beside wall
+time: the CPU a batch costs, which the machine's load does not change much.
 Sequential (--workers 1) vs --workers 2 (goal: wall <= 0.6x), then the same with --executor ray.
 Per task: greenloop's own overhead = wall_s - agent_s - verifier_s (clone, setup, git, records,
 bookkeeping, measured inside the worker); the executor's overhead = (batch wall x slots - sum of
 task walls) / tasks: what the pool or Ray adds around each task (process start, imports, scheduling,
 bundle and record transfer). Ray's cluster start-up is timed apart.
 
-Usage: python bench/batch.py [--tasks 20] [--skip-ray]
+Usage: python bench/batch.py [--tasks 20] [--verifier-cpu 1.0] [--skip-ray]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,17 +30,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import GREENLOOP, PYTHON, load, row, verdict
 
-CHECK = "import time\ntime.sleep(2)\nfrom calc import add\nassert add(2, 3) == 5, add(2, 3)\n"
+CHECK = (
+    "import time\nt = time.process_time()\nwhile time.process_time() - t < {cpu}:\n    pass\n"
+    "from calc import add\nassert add(2, 3) == 5, add(2, 3)\n"
+)
 STEPS = [[{"replace": "calc.py", "old": "a - b", "new": "a + b"}]]
 
 
-def make_repos(root: Path, count: int) -> list[Path]:
+def make_repos(root: Path, count: int, cpu: float) -> list[Path]:
     repos = []
     for i in range(count):
         repo = root / f"repo{i}"
         repo.mkdir(parents=True)
         (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-        (repo / "check.py").write_text(CHECK)
+        (repo / "check.py").write_text(CHECK.format(cpu=cpu))
         (repo / ".gitignore").write_text("__pycache__/\n")
         for args in (
             ["init", "-q", "-b", "main"],
@@ -47,8 +55,8 @@ def make_repos(root: Path, count: int) -> list[Path]:
     return repos
 
 
-def write_tasks(root: Path, n: int) -> Path:
-    repos = make_repos(root / "src", 4)
+def write_tasks(root: Path, n: int, cpu: float) -> Path:
+    repos = make_repos(root / "src", 4, cpu)
     lines = [
         json.dumps(
             {"id": f"t{i:02d}", "repo": str(repos[i % 4]), "verifier": f"{PYTHON} -B check.py"}
@@ -60,7 +68,10 @@ def write_tasks(root: Path, n: int) -> Path:
     return path
 
 
-def run(tasks: Path, out: Path, agent: Path, *extra: str) -> tuple[float, list[dict[str, object]]]:
+def run(
+    tasks: Path, out: Path, agent: Path, *extra: str
+) -> tuple[float, float, list[dict[str, object]]]:
+    """(wall s, CPU s of the whole process tree, the result rows)."""
     argv = [
         GREENLOOP,
         "batch",
@@ -71,13 +82,16 @@ def run(tasks: Path, out: Path, agent: Path, *extra: str) -> tuple[float, list[d
         f"scripted:{agent}",
         *extra,
     ]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode != 0:
         sys.exit(f"batch failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     rows = [json.loads(ln) for ln in (out / "results.jsonl").read_text().splitlines()]
-    return wall, rows
+    return wall, cpu, rows
 
 
 def own_overhead(rows: list[dict[str, object]]) -> float:
@@ -102,17 +116,25 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--skip-ray", action="store_true")
+    parser.add_argument(
+        "--verifier-cpu", type=float, default=1.0, help="CPU s a verifier run burns"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="glbench-batch-") as tmp:
         root = Path(tmp)
         agent = root / "steps.json"
         agent.write_text(json.dumps(STEPS))
-        tasks = write_tasks(root, args.tasks)
+        tasks = write_tasks(root, args.tasks, args.verifier_cpu)
         print(f"load before: {load()}")
-        seq_wall, seq_rows = run(tasks, root / "seq", agent, "--workers", "1")
-        par_wall, par_rows = run(tasks, root / "par", agent, "--workers", "2")
+        seq_wall, seq_cpu, seq_rows = run(tasks, root / "seq", agent, "--workers", "1")
+        par_wall, par_cpu, par_rows = run(tasks, root / "par", agent, "--workers", "2")
         ratio = par_wall / seq_wall
-        print(f"sequential {seq_wall:.1f} s, --workers 2 {par_wall:.1f} s: {ratio:.2f}x")
+        print(f"sequential {seq_wall:.1f} s, --workers 2 {par_wall:.1f} s: {ratio:.2f}x (wall)")
+        print(
+            f"CPU: sequential {seq_cpu:.1f} s, --workers 2 {par_cpu:.1f} s = {par_cpu / seq_cpu:.2f}x; "
+            f"per task {seq_cpu / args.tasks:.2f} s, of which the verifier burns "
+            f"{2 * args.verifier_cpu:.2f} s"
+        )
         print(
             f"verifier per task (median): {statistics.median(float(r['verifier_s']) for r in par_rows):.2f} s"
         )  # type: ignore[arg-type]
@@ -130,8 +152,13 @@ def main() -> None:
         if args.skip_ray:
             return
         startup = ray_startup()
-        ray_wall, ray_rows = run(tasks, root / "ray", agent, "--workers", "2", "--executor", "ray")
-        print(f"ray: cluster start {startup:.1f} s; batch {ray_wall:.1f} s (start included)")
+        ray_wall, ray_cpu, ray_rows = run(
+            tasks, root / "ray", agent, "--workers", "2", "--executor", "ray"
+        )
+        print(
+            f"ray: cluster start {startup:.1f} s; batch {ray_wall:.1f} s (start included), "
+            f"CPU {ray_cpu:.1f} s (the processes the batch waited for; Ray's daemons not counted)"
+        )
         print(
             f"ray: greenloop's own overhead per task (median): {own_overhead(ray_rows) * 1000:.0f} ms"
         )

@@ -5,7 +5,11 @@ Run: python bench/hook_hosts.py [--base SRC]   (needs valgrind; about a minute)
 A green one-test repo, each host's documented Stop payload (the shapes of
 tests/test_stop_hook_hosts.py), three runs to fill the caches, then one counted by
 ``valgrind --tool=callgrind`` (greenloop's own process only: a repeated stop on an unchanged tree
-reuses the verified run, so that process is all the hook costs). With ``--base``, the same for
+reuses the verified run, so that process is all the hook costs). Bytecode as an installed user has
+it (``_harness.cached_env``: this sandbox's PYTHONDONTWRITEBYTECODE=1 compiled greenloop on every
+start, ~2x the instructions), and the stops before the counted one run under callgrind too: a host
+starts each stop with the same environment, which valgrind's own variables would otherwise change
+(the memo of ``integrations/hook_hit.py`` is keyed by it). With ``--base``, the same for
 another checkout's ``src`` (e.g. ``git archive <commit> src | tar -x -C /tmp/base``), run as
 ``hook claude-stop``: what choosing the host and its reply schema adds.
 """
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import PYTHON, machine, today
+from _harness import PYTHON, cached_env, machine, today
 
 PAYLOADS = {
     "claude": {"session_id": "b", "cwd": "{root}", "hook_event_name": "Stop"},
@@ -46,10 +49,13 @@ def repo(tmp: Path) -> Path:
 
 
 def counted(argv: list[str], event: str, env: dict[str, str], out: Path) -> int:
-    for _ in range(3):  # the verified run, then the code cache and the reuse are in place
-        subprocess.run(argv, input=event, env=env, capture_output=True, text=True, check=True)
+    # the verified run, then the code cache, the reuse and the hook's memo are in place
+    subprocess.run(argv, input=event, env=env, capture_output=True, text=True, check=True)
     cg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    subprocess.run([*cg, *argv], input=event, env=env, capture_output=True, text=True, check=True)
+    for _ in range(3):
+        subprocess.run(
+            [*cg, *argv], input=event, env=env, capture_output=True, text=True, check=True
+        )
     for line in out.read_text(errors="replace").splitlines():
         if line.startswith("totals:"):
             return int(line.split()[1])
@@ -71,7 +77,7 @@ def main() -> None:
         for label, hook, src in runs:
             host = label.split()[-1] if src is None else "claude"
             event = json.dumps(PAYLOADS[host]).replace("{root}", str(root))
-            env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / f"cache-{label}"))
+            env = dict(cached_env(), XDG_CACHE_HOME=str(Path(tmp) / f"cache-{label}"))
             if src is not None:
                 env["PYTHONPATH"] = str(src)
             out = Path(tmp) / f"cg-{label.replace(' ', '-')}"

@@ -1,6 +1,7 @@
 """The Stop hook against the bare verifier in instructions, not seconds (issue 16).
 
 Run: python bench/hook_instructions.py [--project DIR --verifier CMD]   (needs valgrind; 2-10 minutes)
+     python bench/hook_instructions.py --hit   (the cache hit only: a repeated stop, unchanged tree)
 
 With ``--project``, the same on a clone of a real project, its own suite as the verifier (``CMD``, a
 shell string run in the clone, as in ``bench/hook.py --project``).
@@ -88,6 +89,11 @@ def main() -> None:
     parser.add_argument(
         "--verifier", default=BARE, help="its suite, a shell string run in the clone"
     )
+    parser.add_argument(
+        "--hit",
+        action="store_true",
+        help="only the cache hit: a repeated stop on an unchanged tree",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
@@ -97,6 +103,8 @@ def main() -> None:
             root = clone_project(args.project.resolve(), Path(tmp), args.verifier)
         else:
             root = make_repo(Path(tmp), TEST)
+        if args.hit:
+            return hit(root, Path(work), env)
         totals = measure(root, Path(work), env, args.verifier)
     report(totals, args.project.name if args.project else "one-test repo")
 
@@ -124,6 +132,44 @@ def measure(root: Path, work: Path, env: dict[str, str], bare_cmd: str) -> dict[
         counted([PYTHON, "-c", "import re, json, subprocess"], root, env, out / "stdlib").values()
     )
     return {"bare": bare, "floor": floor, **parts, "python": python, "stdlib": stdlib}
+
+
+def hit(root: Path, work: Path, env: dict[str, str]) -> None:
+    """The Stop hook's cache hit (issue 42): green once, then the same stop on the same tree, its
+    own process (and git's) counted, against ``python -c pass``; after warm-up stops."""
+    event_file = work / "event.json"
+    event_file.write_text(
+        json.dumps({"session_id": "bench", "stop_hook_active": False, "cwd": "."})
+    )
+    hook_cmd = f"{GREENLOOP} hook stop < {event_file}"
+    out = work / "callgrind"
+    # the green run, then hits (bytecode, code cache, memo), all under callgrind as the counted
+    # one is: a host runs each stop in the same environment, and valgrind adds variables to it
+    for _ in range(4):
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        done = subprocess.run(
+            [*CALLGRIND, f"--callgrind-out-file={out}/cg.%p", "sh", "-c", hook_cmd],
+            cwd=root, env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    print(f"reply: {done.stdout.strip()[:200]}")
+    totals: dict[str, int] = {}
+    for path in out.glob("cg.*"):
+        cmd, total = "", 0
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("cmd:"):
+                cmd = line[4:].strip()
+            elif line.startswith("totals:"):
+                total = int(line.split()[1])
+        totals[cmd] = totals.get(cmd, 0) + total
+    own = sum(t for c, t in totals.items() if "hook stop" in c)
+    git = sum(t for c, t in totals.items() if Path(c.split()[0]).name == "git")
+    python = sum(counted([PYTHON, "-c", "pass"], root, env, work / "python").values())
+    print(
+        f"cache hit: greenloop's process {mega(own)} = {own / python:.2f}x `python -c pass` "
+        f"({mega(python)}); git {mega(git)} in {sum(1 for c in totals if Path(c.split()[0]).name == 'git')} "
+        f"call(s); the whole tree {mega(sum(totals.values()))}"
+    )
 
 
 def report(t: dict[str, int], where: str) -> None:

@@ -11,7 +11,8 @@ real git repository:
 - ``pre-tool``: PreToolUse of ``git status``: the same answer before the call;
 - ``1 MB verifier``: PostToolUse of a wrapped ``python -m pytest`` whose output is a real pytest
   run of a generated suite (long assertion diffs, about 1 MB), exit 1: parsed, classified,
-  digested, the full output saved redacted.
+  digested, the full output saved redacted;
+- ``1 MB verifier, stages``: the same in the repository with stages, where the gate loads them.
 
 CPU is user + sys of the hook process (median); the instructions are counted by ``valgrind
 --tool=callgrind`` (one run each: the same to a few thousand whatever the load), with ``python -c
@@ -39,6 +40,7 @@ GOALS_MS = {
     "pass-through, stages": 40.0,
     "pre-tool": 40.0,
     "1 MB verifier": 100.0,
+    "1 MB verifier, stages": 100.0,
 }
 STAGES = '[[tool.greenloop.stage]]\nname = "tests"\nrun = "./scripts/check.sh"\n'
 CALLGRIND = ("valgrind", "--tool=callgrind")
@@ -87,6 +89,12 @@ def payloads(root: Path, output: str, staged: Path) -> dict[str, str]:
         "tool_input": {"command": "ls -la", "description": "list"},
         "tool_response": {**response, "stdout": "-rw-r--r-- 1 dev dev 0 file\n" * 70},
     }
+    verifier = {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_input": {"command": wrap(command), "description": "tests"},
+        "tool_response": {**response, "stdout": f"{output}\n\n[greenloop: exit 1]"},
+    }
     return {
         "pass-through": json.dumps(listing),
         "pass-through, stages": json.dumps({**listing, "cwd": str(staged)}),
@@ -97,14 +105,8 @@ def payloads(root: Path, output: str, staged: Path) -> dict[str, str]:
                 "tool_input": {"command": "git status", "description": "status"},
             }
         ),
-        "1 MB verifier": json.dumps(
-            {
-                **base,
-                "hook_event_name": "PostToolUse",
-                "tool_input": {"command": wrap(command), "description": "tests"},
-                "tool_response": {**response, "stdout": f"{output}\n\n[greenloop: exit 1]"},
-            }
-        ),
+        "1 MB verifier": json.dumps(verifier),
+        "1 MB verifier, stages": json.dumps({**verifier, "cwd": str(staged)}),
     }
 
 

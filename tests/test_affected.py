@@ -159,6 +159,25 @@ def test_the_import_graph_follows_packages_relative_imports_and_conftests(tmp_pa
     assert reach(tmp_path, names, ["README.py"]) == ()
 
 
+def test_the_import_graph_kept_between_runs_reads_a_changed_module_again(tmp_path: Path) -> None:
+    tree = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "",
+        "pkg/b.py": "",
+        "tests/test_a.py": "import pkg.a\n",
+    }
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    kept = tmp_path / "kept" / "imports.json"
+    reach = affected_imports.tests_reaching
+    assert reach(tmp_path, list(tree), ["pkg/b.py"], cache=kept) == ()
+    assert len(json.loads(kept.read_text())) == 3  # each module reached, by its bytes' hash
+    (tmp_path / "tests/test_a.py").write_text("import pkg.a\nimport pkg.b\n")
+    assert reach(tmp_path, list(tree), ["pkg/b.py"], cache=kept) == ("tests/test_a.py",)
+    assert len(json.loads(kept.read_text())) == 5  # the test's new text and pkg/b.py, now reached
+
+
 def test_a_non_python_change_gives_no_selection_the_gate_decides(
     make_repo: Callable[..., Path],
 ) -> None:
@@ -211,11 +230,13 @@ def test_the_gate_still_runs_the_full_cascade_and_catches_a_regression_outside_t
     assert isinstance(affected.load(store, root, files(root), COMMAND), affected.Map)
 
 
-def test_only_the_gates_after_an_edit_record_the_map_not_the_baseline_nor_a_stops_confirmation(
+def test_only_the_gate_of_a_run_that_iterated_records_the_map_never_a_one_iteration_fix(
     make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Recording doubles a pytest run's cost and is kept from a green run only: the red baseline
-    and the full run that confirms a stop decided on a red subset run plain."""
+    """Recording costs 2.4x a pytest run and is kept from a green run only: the red baseline, the
+    full run that confirms a stop decided on a red subset run, and the gate of a fix on the
+    first try (which runs anyway and must not pay twice) run plain; the gate after a failed try
+    records."""
     log = tmp_path / "sessions.log"
     monkeypatch.setenv("SESSIONS_LOG", str(log))
     says = (
@@ -231,11 +252,19 @@ def test_only_the_gates_after_an_edit_record_the_map_not_the_baseline_nor_a_stop
     assert "recording" not in " ".join(row.ran for row in capped.history)
     assert set(log.read_text().split()) == {"plain"}  # baseline, its re-run, subset, confirmation
     log.unlink()
-    fixed = loop(make_repo(broken, name="fixed"), [[FIX_ADD]])
-    assert fixed.result.value == "success"
-    assert fixed.history[-1].ran.endswith("the full cascade, recording the affected-tests map")
+    first = loop(make_repo(broken, name="first"), [[FIX_ADD]])
+    assert first.result.value == "success"
+    assert first.history[-1].ran.endswith("; the full cascade")
+    assert set(log.read_text().split()) == {"plain"}
+    log.unlink()
+    second = make_repo(broken, name="second")
+    tried = loop(second, [[{"write": "notes.txt", "text": "x\n"}], [FIX_ADD]])
+    assert tried.result.value == "success"
+    assert tried.history[-1].ran.endswith("the full cascade, recording the affected-tests map")
     assert log.read_text().split()[-1] == "rec"  # the gate, last, and only it
     assert log.read_text().split().count("rec") == 1
+    store = second / ".git" / "greenloop" / "affected" / "test.json"
+    assert isinstance(affected.load(store, second, files(second), COMMAND), affected.Map)
 
 
 def test_subset_auto_catches_a_regression_in_the_affected_step(

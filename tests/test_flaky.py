@@ -43,6 +43,12 @@ def test_flaky():
     assert n not in FAIL_ON, f"run {{n}} fails"
 """
 
+# A test module whose import costs more CPU than the ordered runs allow for collecting the suite
+HEAVY = (
+    "import time\n\n_t = time.process_time()\nwhile time.process_time() - _t < 2.2:\n    pass\n\n\n"
+    "def test_heavy():\n    pass\n"
+)
+
 
 def loop(root: Path, steps: list[list[dict[str, Any]]], **kw: Any) -> LoopResult:
     kw.setdefault("stages", STAGE)
@@ -74,8 +80,12 @@ def test_a_failing_subset_is_the_verdict_and_marked_in_the_report(calc_repo: Pat
     result = loop(calc_repo, [[ALMOST_ADD], [FIX_ADD_AFTER_ALMOST]])
     assert result.result is Result.SUCCESS
     assert [row.subset for row in result.history] == [False, True, False]
-    # only the failing test's file is collected (issue 29), its other test deselected
-    assert "1 failed, 1 deselected" in record(result, "iter-1/verify.log")
+    # the failing test ran first, in the gate's own run, and failing it ended that run: no other
+    # test ran (loop/ordered.py)
+    log = record(result, "iter-1/verify.log")
+    assert "a test run first failed; the rest not run" in log
+    assert "1 failed in" in log
+    assert " passed" not in log
     assert "on the previously failing tests only" in record(result, "iter-1/digest.md")
     assert "4 passed" in record(result, "iter-2/verify.log")  # the gate ran everything
     report = json.loads(record(result, "report.json"))
@@ -143,23 +153,33 @@ def test_a_flaky_test_is_classified_at_baseline_and_never_the_target(
     assert "1 failed" in baseline_digest  # add only: the flaky failure is not the agent's target
     assert result.history[0].failures == 1
     assert json.loads(record(result, "report.json"))["flaky"] == ["test_flaky.py::test_flaky"]
+    # both failing tests ran once more inside the baseline's own pytest run: no second start-up
+    reruns = [e for e in events(result) if e["kind"] == "flaky_rerun"]
+    assert next((sorted(e["tests"]), e.get("in_run")) for e in reruns) == (
+        ["test_calc.py::test_add", "test_flaky.py::test_flaky"],
+        True,
+    )
 
 
 def test_a_test_that_passes_in_the_subset_and_fails_in_the_gate_is_rerun_and_flaky(
     make_repo: Callable[..., Path], tmp_path: Path
 ) -> None:
     # runs: 1 baseline, 2 baseline re-run alone (both fail: a real target), 3 subset (passes),
-    # 4 gate (fails: the flip), 5 re-run alone (passes) -> flaky, and the gate counts as green
+    # 4 gate (fails: the flip), 5 re-run alone (passes) -> flaky, and the gate counts as green.
+    # A suite whose collection is costly (HEAVY) keeps the subset a run of its own: in a cheap one
+    # the subset runs inside the gate's run (loop/ordered.py), where a test cannot pass, then fail
     counter = tmp_path / "flaky-runs"
     root = make_repo(
         {
             "calc.py": CALC,
             "test_calc.py": TEST_CALC,
             "test_flaky.py": FLAKY_TEST.format(counter=str(counter), fail_on={1, 2, 4}),
+            "test_heavy.py": HEAVY,
             ".gitignore": GITIGNORE,
         }
     )
     result = loop(root, [[FIX_ADD]])
+    assert not any(e.get("in_gate") for e in events(result) if e["kind"] == "subset")
     assert counter.read_text() == "5"
     assert result.result is Result.SUCCESS
     assert result.flaky == ("test_flaky.py::test_flaky",)

@@ -65,8 +65,17 @@ def _main_process(argv: Sequence[str] | None) -> int:
             return 0
     if argv is None and args_list[:2] == ["hook", "post-tool"]:
         return _post_tool(args_list)
-    # issue 16: the Stop hook runs on every agent turn, as a short-lived process of its own
+    # the Stop hook runs on every agent turn, as a short-lived process of its own
     hook_process = argv is None and _stop_hook_args(args_list) is not None
+    raw: bytes | None = None
+    memo: str | None = None
+    if hook_process and args_list[:2] != ["hook", "post-tool"]:
+        from greenloop.integrations import hook_hit
+
+        raw = sys.stdin.buffer.read()
+        memo = hook_hit.memo_path(args_list, raw)  # before anything here touches os.environ
+        if memo is not None and hook_hit.answer(memo):  # a repeated stop on a tree known green
+            _exit_now(0, save=False)
     if hook_process:
         import gc
 
@@ -81,7 +90,7 @@ def _main_process(argv: Sequence[str] | None) -> int:
     from greenloop.redact import redacting_streams
 
     with redacting_streams():  # issue 12: every byte written to stdout/stderr is redacted
-        code = _main(args_list)
+        code = _main(args_list, raw=raw, memo=memo)
     if hook_process:
         _exit_now(code)
     if argv is None:
@@ -128,10 +137,11 @@ def _exit_now(code: int, *, save: bool = True) -> None:
     os._exit(code)
 
 
-def _main(args_list: list[str], *, raw: bytes | int | None = None) -> int:
+def _main(args_list: list[str], *, raw: bytes | int | None = None, memo: str | None = None) -> int:
     args = _stop_hook_args(args_list)  # no parser built for the line run on every agent turn
     if args is not None and raw is not None:
-        args.raw = raw  # post-tool: the payload the gate read
+        args.raw = raw  # the payload read already: post-tool's gate, the stop's cache-hit path
+        args.memo = memo
     if args is None:
         parser = build_parser()
         args = parser.parse_args(_split_command(args_list, parser))

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from greenloop.config import Config
     from greenloop.digest import Digest
+    from greenloop.verify.cache import Reuse
     from greenloop.verify.cascade import CheckResult
 
 __all__ = ["HookReply", "HookState", "StopEvent", "main_hook", "run_hook"]
@@ -77,9 +78,16 @@ class HookState:
     """The event that answered it (Copilot's agentStop, or its Claude-format Stop)."""
 
 
+_HIT: dict[str, object] = {}
+"""What a cache hit's answer rested on, when the next same stop may replay it (``hook_hit``)."""
+
+
 def main_hook(args: argparse.Namespace) -> int:
+    raw = getattr(args, "raw", None)  # read by the command line's cache-hit path already
+    text = raw.decode(sys.stdin.encoding or "utf-8") if isinstance(raw, bytes) else sys.stdin.read()
+    _HIT.clear()
     event, reply = respond(
-        sys.stdin.read(),
+        text,
         host=getattr(args, "host", None),
         default_cwd=Path(args.repo),
         use_cache=args.cache,
@@ -88,7 +96,28 @@ def main_hook(args: argparse.Namespace) -> int:
     stdout, stderr = host_module(event.host).render(reply, event)
     sys.stdout.write(stdout)
     sys.stderr.write(stderr)
+    if _HIT and getattr(args, "memo", None):
+        _leave_memo(args.memo, stdout, stderr)
     return 0  # any other exit code would make the host treat the hook itself as broken, or block
+
+
+def _leave_memo(memo: str, stdout: str, stderr: str) -> None:
+    """The reply as written (redacted) and the session's state as left, for ``hook_hit``."""
+    import io
+
+    from greenloop.integrations import hook_hit
+    from greenloop.redact import RedactingWriter
+
+    written = []
+    for text in (stdout, stderr):
+        buffer = io.StringIO()
+        out = RedactingWriter(buffer)
+        out.write(text)
+        out.flush()
+        written.append(buffer.getvalue())
+    state = Path(str(_HIT["state"]))
+    hit = {**_HIT, "state_text": state.read_text(encoding="utf-8") if state.exists() else None}
+    hook_hit.remember(memo, (written[0], written[1]), hit)
 
 
 def run_hook(
@@ -185,7 +214,9 @@ def handle(
         )
     if isinstance(outcome, Reuse):
         reply, state = _allow(outcome.describe()), HookState(ended=True)
+        hit = _hit(root, outcome, config, store, path, event, environ)
     else:
+        hit = {}
         outcome = _remember(root, outcome, config)
         if outcome.verdict.passed:  # the digest is built only when someone reads it
             reply, state = HookReply(), HookState(ended=True)
@@ -210,12 +241,45 @@ def handle(
                 max_time=config.max_time,
                 goal=goal,
             )
-        reply = _with_ci_note(reply, root, outcome, config, path.with_suffix(".ci-told"))
+        noted = _with_ci_note(reply, root, outcome, config, path.with_suffix(".ci-told"))
+        if noted != reply:
+            hit = {}  # told once: the next stop's reply will not have the note
+        reply = noted
     if event.stamp:
         state = replace(state, stamp=event.stamp, event=event.event)
     if state != saved:  # a green turn after a green turn changes nothing on disk
         save_state(path, state)
+    _HIT.update(hit)
     return reply
+
+
+def _hit(
+    root: Path,
+    outcome: Reuse,
+    config: Config,
+    store: Path | None,
+    path: Path,
+    event: StopEvent,
+    environ: Mapping[str, str],
+) -> dict[str, object]:
+    """What this cache hit's answer rests on, for the next same stop to replay; {} when it could
+    not be replayed as it is (a host's time stamp, the payload log, no private index)."""
+    from greenloop.git import dot_git_dir
+    from greenloop.integrations.hook_hit import age_text
+
+    git_dir = dot_git_dir(root)
+    if store is None or git_dir is None or event.stamp or environ.get("GREENLOOP_HOOK_LOG"):
+        return {}
+    told = path.with_suffix(".ci-told")
+    return {
+        "root": str(root),
+        "git_dir": str(git_dir),
+        "state": str(path),
+        "told": str(told) if told.exists() else "",
+        "entry": str(store / f"{outcome.entry.key}.json"),
+        "ttl": config.cache_ttl,
+        "age": age_text(outcome.age_s),
+    }
 
 
 def _remember(root: Path, outcome: CheckResult, config: Config) -> CheckResult:

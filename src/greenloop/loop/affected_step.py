@@ -59,8 +59,12 @@ def plan(run: RunState) -> Plan:
 
 
 def recording_env(run: RunState) -> dict[str, str]:
-    """For a full run: our plugin records the map when the stored one is not the tree's."""
-    if run.config.subset not in ("auto", "affected"):
+    """For a full run: our plugin records the map when there is no usable one, in a run that
+    has iterated. Recording costs 2.4x a pytest run: a one-iteration fix, whose gate runs
+    anyway, must not pay it (the next run may never iterate); a run whose agent needed more than
+    one try is the kind the map pays for. A map the edits drifted from is kept, never re-recorded:
+    a drifted file counts as changed in every selection (sound, only wider)."""
+    if run.config.subset not in ("auto", "affected") or len(run.history) < 2:
         return {}
     stage, tool = _test_stage(run)
     if stage is not None and tool not in ("pytest", ""):
@@ -70,7 +74,7 @@ def recording_env(run: RunState) -> dict[str, str]:
         return {}
     path = _store(run, stage)
     found = affected.load(path, run.state.root, _files(run.state.root), stage.display)
-    return {} if affected.current(found, run.state.root) else affected.start_recording(path)
+    return {} if isinstance(found, affected.Map) else affected.start_recording(path)
 
 
 def keep_recording(run: RunState, check: CheckResult, env: Mapping[str, str]) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from greenloop.detect.stages import Cascade, Stage
-from greenloop.loop import affected_step
+from greenloop.loop import affected_step, ordered
 from greenloop.loop.session import RunState
 from greenloop.parsers.model import Failure
 from greenloop.verify import subset
@@ -40,6 +40,10 @@ def verify_step(
     run.last_ran = ""
     run.last_packages = ""
     plan = None if full else _subset_plan(run, files)
+    one_run = None if full else ordered.plan(run, iteration, plan)
+    if one_run is not None:
+        check, narrow = _ordered_gate(run, iteration, one_run)
+        return replace(check, duration_s=time.monotonic() - start), narrow
     passed: set[str] = set()
     if plan is not None:
         part = _run_subset(run, plan)
@@ -73,8 +77,8 @@ def verify_step(
     if scoped is not None and scoped.verdict is not Verdict.GREEN:  # the gate waits for them green
         run.targets = _test_failures(scoped)
         return replace(scoped, duration_s=time.monotonic() - start), True
-    # the map is kept from a green run only, and recording doubles a pytest run's cost: not at
-    # baseline (the loop starts because it is red) nor on a run confirming a stop on a red subset
+    # the map is kept from a green run only, and recording costs 2.4x a pytest run: not at baseline
+    # (the loop starts because it is red) nor on a run confirming a stop on a red subset
     check = _full_gate(run, iteration, passed, record=bool(iteration) and not full)
     return replace(check, duration_s=time.monotonic() - start), False
 
@@ -83,14 +87,17 @@ def _full_gate(run: RunState, iteration: int, passed: set[str], *, record: bool)
     """The whole cascade (recording the affected-tests map when due); failing tests that just
     passed in the subset, or at baseline every failing test, run once more (flaky or not)."""
     record_env = affected_step.recording_env(run) if record else {}
+    # at baseline every failing test runs once more: inside the same pytest run, where it can
+    rerun = {subset.RERUN_ENV: str(subset.MAX_IDS)} if iteration == 0 else {}
     check = run_cascade_parallel(
         run.state.root,
         run.cascade,
         timeout=run.config.timeout,
         all_stages=_every_stage(run),
-        environ={**os.environ, **record_env},
+        environ={**os.environ, **record_env, **(rerun if run.config.subset != "off" else {})},
     )
     affected_step.keep_recording(run, check, record_env)
+    ordered.learn(run, check)
     _ran(run, "the full cascade" + (", recording the affected-tests map" if record_env else ""))
     ids = failing_test_ids(check.failing)
     if run.config.subset != "off":
@@ -98,9 +105,76 @@ def _full_gate(run: RunState, iteration: int, passed: set[str], *, record: bool)
         suspects = (
             ids if iteration == 0 else [i for i in ids if i in passed or _file_of(i) in passed]
         )
-        check = _settle(run, check, suspects)
+        check = _settle(run, check, suspects, in_run=iteration == 0)
     run.targets = _test_failures(check)
     return check
+
+
+def _ordered_gate(
+    run: RunState, iteration: int, plan: ordered.OrderedPlan
+) -> tuple[CheckResult, bool]:
+    """The narrow steps and the gate in one run (``loop/ordered.py``): (the result, whether it
+    ended early on a red group, a narrow result the policy confirms on a full run before a stop)."""
+    record_env = affected_step.recording_env(run)
+    check = run_cascade_parallel(
+        run.state.root,
+        run.cascade,
+        timeout=run.config.timeout,
+        all_stages=_every_stage(run),
+        environ={**os.environ, **record_env, **dict(plan.env)},
+    )
+    ordered.learn(run, check)
+    first_red, second_red = ordered.red_groups(check, plan)
+    for said in ordered.described(plan, first_red, second_red):
+        _ran(run, said)
+    _ordered_events(run, iteration, plan, check, first_red, second_red)
+    early = first_red or second_red
+    affected_step.keep_recording(run, check, record_env)  # kept from a green run only
+    if early:
+        new = [i for i in failing_test_ids(check.failing) if i not in run.targets]
+        check = _settle(run, check, new)  # passed in the last full run: flaky, or the edit's
+        if check.verdict is Verdict.FAILED:
+            run.targets |= _test_failures(check)
+            return check, True
+        return _full_gate(run, iteration, set(), record=True), False  # its only failures: flaky
+    _ran(run, "the full cascade" + (", recording the affected-tests map" if record_env else ""))
+    check = _settle(run, check, ())
+    run.targets = _test_failures(check)
+    return check, False
+
+
+def _ordered_events(
+    run: RunState,
+    iteration: int,
+    plan: ordered.OrderedPlan,
+    check: CheckResult,
+    first_red: bool,
+    second_red: bool,
+) -> None:
+    """The narrow steps' events, as when they ran apart (``in_gate``: inside the gate's run)."""
+    seconds = round(check.duration_s, 3)
+    if plan.targets:
+        run.rec.event(
+            "subset",
+            iteration=iteration,
+            command=plan.stage.display,
+            tests=list(plan.targets[: plan.target_count]),
+            files=list(plan.targets[plan.target_count :]),
+            verdict="failed" if first_red else "green",
+            seconds=seconds,
+            in_gate=True,
+        )
+    if plan.affected and not first_red:
+        run.rec.event(
+            "affected",
+            iteration=iteration,
+            reason=plan.affected_reason,
+            command=plan.stage.display,
+            tests=list(plan.affected),
+            verdict="failed" if second_red else "green",
+            seconds=seconds,
+            in_gate=True,
+        )
 
 
 def _every_stage(run: RunState) -> bool:
@@ -219,22 +293,27 @@ def _run_one(
     )
 
 
-def _settle(run: RunState, check: CheckResult, suspects: Sequence[str]) -> CheckResult:
-    """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``."""
+def _settle(
+    run: RunState, check: CheckResult, suspects: Sequence[str], *, in_run: bool = False
+) -> CheckResult:
+    """Re-run the suspects once on their own; those that pass are flaky, dropped from ``check``.
+    ``in_run``: the run itself re-ran its failed tests (``subset.RERUN_ENV``), read instead."""
     failing = check.failing
-    if suspects and failing is not None and (stage := _cascade_stage(run, failing.stage)):
+    # our plugin was in that run (its CPU marks): the re-runs it made, or chose not to make, stand
+    if suspects and in_run and failing is not None and failing.phases is not None:
+        reran = dict(failing.reruns)
+        passed = [t for t in suspects if reran.get(t)]
+        verdict = Verdict.FAILED if len(passed) < len(suspects) else Verdict.GREEN
+        if reran:
+            run.rec.event("flaky_rerun", tests=sorted(reran), verdict=verdict.value, in_run=True)
+        _mark_flaky(run, passed)
+    elif suspects and failing is not None and (stage := _cascade_stage(run, failing.stage)):
         chosen, _ = _in_folder(stage, [f for f in failing.parsed.errors if f.id in suspects], ())
         plan = subset.narrow(stage, chosen, tool=failing.parsed.tool, fail_fast=False)
         if plan is not None:
             again = _run_one(run, plan.stage, plan.env, None)
             run.rec.event("flaky_rerun", tests=list(plan.ids), verdict=again.verdict.value)
-            for test in flipped(plan.ids, again):
-                if test not in run.flaky:
-                    run.flaky.append(test)
-                    run.warnings.append(f"flaky test: {test} failed, then passed when re-run alone")
-                    run.progress(
-                        f"flaky: {test} (failed, then passed alone); not the agent's target"
-                    )
+            _mark_flaky(run, flipped(plan.ids, again))
     filtered = without_flaky(check, run.flaky)
     if filtered.failing is None and filtered.not_run:  # the stages the flaky failure stopped
         rest = Cascade(stages=run.cascade.stages[len(filtered.runs) :], source=check.cascade.source)
@@ -242,6 +321,14 @@ def _settle(run: RunState, check: CheckResult, suspects: Sequence[str]) -> Check
         runs = filtered.runs + more.runs
         filtered = replace(filtered, runs=runs, verdict=more.verdict, not_run=more.not_run)
     return filtered
+
+
+def _mark_flaky(run: RunState, tests: Iterable[str]) -> None:
+    for test in tests:
+        if test not in run.flaky:
+            run.flaky.append(test)
+            run.warnings.append(f"flaky test: {test} failed, then passed when re-run alone")
+            run.progress(f"flaky: {test} (failed, then passed alone); not the agent's target")
 
 
 def _test_failures(check: CheckResult) -> dict[str, Failure]:

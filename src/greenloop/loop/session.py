@@ -57,6 +57,9 @@ class RunState:
     """Tracked files seen edited while the agent was not running (another terminal)."""
     """Untracked files seen before an agent call (the verifier's): never the agent's, never reverted."""
     last_subset: bool = False
+    ordered_pays: bool = True
+    """The narrow steps run inside the gate's run (``loop/ordered.py``): its collection of the
+    whole suite costs a red iteration no more than the start-ups it saves a green one."""
     last_ran: str = ""
     """What the last verification ran and why (``3 tests failing first: green; affected: …``)."""
     last_packages: str = ""

@@ -8,7 +8,11 @@ two ways only: ``--lf`` and ``--sw`` are turned off (a partial run is no verific
 greenloop's failing-first run (issue 7) selects: ``GREENLOOP_PYTEST_SELECT`` (node ids and test
 files, one a line) replaces the paths pytest collects with those tests' files (so only they are
 imported, issue 29) and deselects every other item in them; ``GREENLOOP_PYTEST_FAILFAST`` acts as
-``-x``. ``GREENLOOP_PYTEST_COVERAGE`` (a folder) records, when coverage.py is importable and not
+``-x``. ``GREENLOOP_PYTEST_FIRST`` (groups of node ids and test files, one a line, groups parted
+by an empty line) runs those tests first, group by group, then the rest of the suite; a group in
+which a test failed ends the run after its last test, as ``-x`` would (the loop's narrow steps and
+its gate in one process: a red iteration pays for what it needs, a green one runs the suite once).
+``GREENLOOP_PYTEST_COVERAGE`` (a folder) records, when coverage.py is importable and not
 already measuring, which of the project's files each test executes (greenloop's affected-tests map).
 A pytest session the tests start themselves (pytester in a plugin's suite, in process or as a
 subprocess, which inherits these variables) records and selects nothing: its failures are the
@@ -34,9 +38,18 @@ ENV_DIR = "GREENLOOP_PYTEST_REPORT_DIR"
 ENV_SELECT = "GREENLOOP_PYTEST_SELECT"
 ENV_FAILFAST = "GREENLOOP_PYTEST_FAILFAST"
 ENV_COVERAGE = "GREENLOOP_PYTEST_COVERAGE"
+ENV_FIRST = "GREENLOOP_PYTEST_FIRST"
+ENV_RERUN = "GREENLOOP_PYTEST_RERUN"
+"""A number: the failed tests, when they are no more than that and were quick (``RERUN_SHARE``),
+run once more when the session's tests are done, in the same process, their reports not logged; a ``rerun`` event says whether each passed the second time
+(greenloop's flaky check at baseline, without a second pytest start-up)."""
 ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 """``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
 (pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
+RERUN_SHARE = 0.1
+RERUN_FLOOR_S = 0.5
+"""The failed tests are re-run when their first run took at most this share of the session's test
+time (plus the floor): the flaky check must not double a run whose failures are what is slow."""
 MAX_TEXT = 8000
 MAX_LINE = 1000
 MAX_FRAMES = 40
@@ -48,6 +61,12 @@ _state: dict[str, Any] = {
     "nested": set(),
     "cov": None,
     "cov_files": {},
+    "group_of": {},
+    "group_last": {},
+    "group_failed": set(),
+    "session": None,
+    "failed_items": {},
+    "seconds": {},
 }
 
 
@@ -120,6 +139,7 @@ def pytest_configure(config: Any) -> None:
                 "pid": os.getpid(),
                 "worker": worker,
                 "time": time.time(),
+                "cpu": time.process_time(),  # start-up: what every extra pytest run pays again
                 "python": python,
             }
         )
@@ -194,6 +214,11 @@ def _save_coverage(config: Any) -> None:
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     _coverage_switch("")
+    with contextlib.suppress(Exception):
+        group = _state["group_last"].get(nodeid)
+        if group is not None and group in _state["group_failed"]:
+            # shouldfail, not shouldstop: the exit status and the closing line of -x, not an interrupt
+            _state["session"].shouldfail = "greenloop: a test run first failed; the rest not run"
 
 
 def _framework_dirs() -> tuple[str, ...]:
@@ -221,7 +246,14 @@ def pytest_unconfigure(config: Any) -> None:
         pass
 
 
+@pytest.hookimpl(trylast=True)  # after any other plugin's reordering (pytest-randomly's)
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    _deselect(config, items)
+    with contextlib.suppress(Exception):
+        _order_first(session, config, items)
+
+
+def _deselect(config: Any, items: list[Any]) -> None:
     try:
         wanted = {w for w in os.environ.get(ENV_SELECT, "").split("\n") if w}
         if not wanted or id(config) in _state["nested"]:
@@ -234,6 +266,40 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
             items[:] = keep
     except Exception:
         pass
+
+
+def _order_first(session: Any, config: Any, items: list[Any]) -> None:
+    raw = os.environ.get(ENV_FIRST, "")
+    if not raw.strip() or id(config) in _state["nested"]:
+        return
+    base = str(config.invocation_params.dir)
+    taken: set[int] = set()
+    first: list[Any] = []
+    for group, block in enumerate(b for b in raw.split("\n\n") if b.strip()):
+        rank = {w: i for i, w in enumerate(w for w in block.split("\n") if w)}
+        mine = [
+            (r, i, item)
+            for i, item in enumerate(items)
+            if id(item) not in taken and (r := _rank(item, rank, base)) is not None
+        ]
+        mine.sort(key=lambda t: (t[0], t[1]))  # the group's own order, then pytest's
+        for _, _, item in mine:
+            taken.add(id(item))
+            _state["group_of"][item.nodeid] = group
+            first.append(item)
+        if mine:
+            _state["group_last"][mine[-1][2].nodeid] = group
+    _state["session"] = session
+    items[:] = first + [item for item in items if id(item) not in taken]
+
+
+def _rank(item: Any, rank: dict[str, int], base: str) -> int | None:
+    """Where the group lists ``item`` (by its id, a parent's, its file's), None: not in it."""
+    parts = item.nodeid.split("::")
+    keys = ["::".join(parts[:i]) for i in range(len(parts), 0, -1)]
+    keys.append(os.path.relpath(str(item.path), base))
+    found = [rank[k] for k in keys if k in rank]
+    return min(found) if found else None
 
 
 def _selected(item: Any, wanted: set[str], base: str) -> bool:
@@ -249,7 +315,7 @@ def _selected(item: Any, wanted: set[str], base: str) -> bool:
 
 def pytest_collection_finish(session: Any) -> None:
     with contextlib.suppress(Exception):
-        _emit({"event": "collected", "count": len(session.items)})
+        _emit({"event": "collected", "count": len(session.items), "cpu": time.process_time()})
 
 
 def pytest_collectreport(report: Any) -> None:
@@ -281,8 +347,48 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         report = outcome.get_result()
         if excinfo is not None and report.failed:
             _state["frames"][(report.nodeid, report.when)] = _exception(excinfo)
+        if os.environ.get(ENV_RERUN):
+            seconds = _state["seconds"]
+            seconds[item.nodeid] = seconds.get(item.nodeid, 0.0) + float(report.duration)
+            if report.failed:
+                _state["failed_items"].setdefault(item.nodeid, item)
     except Exception:
         pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: Any) -> Any:
+    yield
+    with contextlib.suppress(Exception):
+        _rerun_failed(session)
+
+
+def _rerun_failed(session: Any) -> None:
+    """Each failed test once more, unlogged (pytest's summary and our reports keep the first
+    run): a test that passes now is flaky, and greenloop needs no second process to know it."""
+    limit = int(os.environ.get(ENV_RERUN) or 0)
+    items = list(_state["failed_items"].values())
+    if not items or len(items) > limit or session.shouldfail or session.shouldstop:
+        return  # past the limit greenloop re-runs none of them (a bug failing half the suite)
+    if _state["nested"]:
+        return
+    from _pytest.runner import runtestprotocol
+
+    seconds = _state["seconds"]
+    budget = RERUN_SHARE * sum(seconds.values()) + RERUN_FLOOR_S
+    if sum(seconds.get(item.nodeid, 0.0) for item in items) > budget:
+        return  # failures slower than the suite's own pace (a bug that loops): none re-run
+    for i, item in enumerate(items):
+        after = items[i + 1] if i + 1 < len(items) else None  # fixtures shared stay set up
+        reports = runtestprotocol(item, log=False, nextitem=after)
+        passed = any(r.when == "call" and r.passed for r in reports)
+        _emit(
+            {
+                "event": "rerun",
+                "nodeid": item.nodeid,
+                "passed": passed and not any(r.failed for r in reports),
+            }
+        )
 
 
 def _exception(excinfo: Any) -> dict[str, Any]:
@@ -333,6 +439,8 @@ def pytest_runtest_logreport(report: Any) -> None:
             "wasxfail": getattr(report, "wasxfail", None),
             "subtest": callable(getattr(report, "_sub_test_description", None)),
         }
+        if report.failed and report.nodeid in _state["group_of"]:
+            _state["group_failed"].add(_state["group_of"][report.nodeid])
         if report.failed or report.skipped:
             record["crash"] = _crash(report)
         if report.failed:

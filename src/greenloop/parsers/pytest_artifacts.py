@@ -110,6 +110,34 @@ def _worse(known: str | None, outcome: str) -> str:
     return outcome if known is None or _RANK[outcome] > _RANK[known] else known
 
 
+def phase_cpu(artifacts: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
+    """CPU seconds of the main pytest process at its configure (start-up) and at the end of its
+    collection, from the plugin's records; None when they are not there (xdist, an old plugin)."""
+    for name, text in artifacts:
+        if not name.startswith(PREFIX) or '"worker": ""' not in text:
+            continue
+        marks: dict[str, float] = {}
+        for line in text.splitlines()[:2000]:
+            record = json.loads(line) if '"cpu": ' in line else None
+            if isinstance(record, dict) and isinstance(record.get("cpu"), float):
+                marks.setdefault(str(record.get("event")), record["cpu"])
+            if len(marks) == 2:
+                return marks.get("session", 0.0), marks.get("collected", 0.0)
+    return None
+
+
+def reruns(artifacts: tuple[tuple[str, str], ...]) -> tuple[tuple[str, bool], ...]:
+    """(node id, passed the second time) of each failed test the plugin ran once more."""
+    found: dict[str, bool] = {}
+    for name, text in artifacts:
+        if name.startswith(PREFIX) and '"event": "rerun"' in text:
+            for line in text.splitlines():
+                if line.startswith('{"event": "rerun"'):
+                    record = json.loads(line)
+                    found[str(record.get("nodeid"))] = record.get("passed") is True
+    return tuple(found.items())
+
+
 def _load(text: str, records: _Records) -> None:
     main = False
     for line in text.splitlines():

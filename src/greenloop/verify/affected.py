@@ -116,11 +116,6 @@ def _str_dict(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def current(found: Map | str, root: Path) -> bool:
-    """Whether the map matches the tree exactly (no file it maps has changed since)."""
-    return isinstance(found, Map) and not _drifted(found, root)
-
-
 def choose(
     path: Path | None,
     root: Path,
@@ -137,7 +132,9 @@ def choose(
         return Choice(tests=(), reason=f"none: {opaque[0]} is not Python, the gate decides")
     if isinstance(found, Map):
         return _by_map(found, root, files, changed)
-    tests = affected_imports.tests_reaching(root, files, [f for f in changed if f.endswith(".py")])
+    py = [f for f in changed if f.endswith(".py")]
+    kept = path.parent / "imports.json" if path is not None else None
+    tests = affected_imports.tests_reaching(root, files, py, cache=kept)
     if not tests:
         return Choice(tests=(), reason=f"none: {found}; the import graph found nothing")
     total = len(affected_imports.test_files(files))

@@ -6,11 +6,18 @@ functions too), relative imports, the packages a dotted import passes through, a
 files above a test (pytest imports them first). Searched under the repository root, ``src/`` and
 the test's own folder (pytest's rootdir-relative ``sys.path`` insertion). What it cannot see (a
 dynamic ``importlib`` call, a data file) the gate's full run still catches.
+
+Parsing every module is most of its cost (0.5 s of CPU on dateutil's 100 files, each run): with a
+``cache`` file (in the repository's greenloop folder) a module's imports are kept under the hash of
+its bytes, and only a module that changed is parsed again.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -24,19 +31,44 @@ def test_files(files: Iterable[str]) -> tuple[str, ...]:
     return tuple(f for f in files if _TEST.search(f))
 
 
-def tests_reaching(root: Path, files: Sequence[str], changed: Sequence[str]) -> tuple[str, ...]:
+def tests_reaching(  # not a test: ruff's PT rules go by the name
+    root: Path,
+    files: Sequence[str],
+    changed: Sequence[str],
+    *,
+    cache: Path | None = None,  # noqa: PT028
+) -> tuple[str, ...]:
     """The test files (repository-relative) that import, directly or not, one of ``changed``."""
     py = {f for f in files if f.endswith(".py")}
     if not changed or len(py) > MAX_FILES:
         return ()
     targets = set(changed)
-    graph = _Graph(root, py)
+    graph = _Graph(root, py, _load(cache))
     out = []
     for test in test_files(sorted(py)):
         start = [test, *_conftests(test, py)]
         if targets & graph.reach(start):
             out.append(test)
+    if cache is not None and graph.parsed:
+        _save(cache, graph.known)
     return tuple(out)
+
+
+def _load(cache: Path | None) -> dict[str, list[str]]:
+    """hash of a module's bytes -> the dotted names its imports may load."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8")) if cache else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(cache: Path, known: dict[str, list[str]]) -> None:
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache.with_name(f".{cache.name}.{os.getpid()}")
+        partial.write_text(json.dumps(known), encoding="utf-8")
+        partial.replace(cache)
 
 
 def _conftests(test: str, py: set[str]) -> list[str]:
@@ -51,10 +83,12 @@ def _conftests(test: str, py: set[str]) -> list[str]:
 class _Graph:
     """Module files -> the project files they import, parsed once each."""
 
-    def __init__(self, root: Path, py: set[str]) -> None:
+    def __init__(self, root: Path, py: set[str], known: dict[str, list[str]]) -> None:
         self.root = root
         self.py = py
         self.edges: dict[str, set[str]] = {}
+        self.known = known
+        self.parsed = 0
 
     def reach(self, start: Sequence[str]) -> set[str]:
         seen = set(start)
@@ -72,14 +106,18 @@ class _Graph:
         found: set[str] = set()
         self.edges[file] = found
         try:
-            tree = ast.parse((self.root / file).read_bytes(), filename=file)
-        except (OSError, SyntaxError, ValueError):
+            source = (self.root / file).read_bytes()
+        except OSError:
             return found
-        package = _package(file)
+        key = f"{hashlib.sha1(source, usedforsecurity=False).hexdigest()}:{file}"
+        names = self.known.get(key)
+        if not isinstance(names, list):
+            names = _imported(source, file)
+            self.known[key] = names
+            self.parsed += 1
         bases = ["", "src", os.path.dirname(file)]
-        for node in ast.walk(tree):
-            for name in _names(node, package):
-                found.update(self._resolve(name, bases))
+        for name in names:
+            found.update(self._resolve(str(name), bases))
         return found
 
     def _resolve(self, dotted: str, bases: list[str]) -> set[str]:
@@ -94,6 +132,16 @@ class _Graph:
                     if candidate in self.py:
                         out.add(candidate)
         return out
+
+
+def _imported(source: bytes, file: str) -> list[str]:
+    """The dotted names the module's import statements (anywhere in it) may load."""
+    try:
+        tree = ast.parse(source, filename=file)
+    except (SyntaxError, ValueError):
+        return []
+    package = _package(file)
+    return sorted({n for node in ast.walk(tree) for n in _names(node, package)})
 
 
 def _package(file: str) -> list[str]:

@@ -13,6 +13,7 @@ from greenloop.detect.stages import Cascade, Stage
 from greenloop.parsers import ParseResult, ParserInput, installed, parse_output
 from greenloop.parsers.model import Kind
 from greenloop.parsers.path_spellings import root_aliases
+from greenloop.parsers.pytest_artifacts import phase_cpu, reruns
 from greenloop.processes.process import ProcessResult, build_env, run_command
 from greenloop.processes.process_groups import stop_running
 from greenloop.verify import instrument
@@ -32,6 +33,10 @@ class StageRun:
     """Files a fixer stage rewrote on its first pass."""
     env_removed: tuple[str, ...] = ()
     """Agent-detection variables taken out of the stage's environment (``instrument``)."""
+    phases: tuple[float, float] | None = None
+    """pytest's CPU seconds at its start-up's end and at its collection's (greenloop's plugin)."""
+    reruns: tuple[tuple[str, bool], ...] = ()
+    """The failed tests pytest ran once more in the same process, and whether each passed then."""
 
     @property
     def verdict(self) -> Verdict:
@@ -223,6 +228,8 @@ def run_stage(
         classification=verdict,
         rewritten=rewritten,
         env_removed=removed,
+        phases=phase_cpu(artifacts),
+        reruns=reruns(artifacts),
     )
 
 

@@ -40,6 +40,8 @@ from greenloop.verify.subset_js import (
 
 SELECT_ENV = "GREENLOOP_PYTEST_SELECT"
 FAILFAST_ENV = "GREENLOOP_PYTEST_FAILFAST"
+FIRST_ENV = "GREENLOOP_PYTEST_FIRST"
+RERUN_ENV = "GREENLOOP_PYTEST_RERUN"
 MAX_SELECT_BYTES = 64 * 1024  # one environment string stays far below Linux's 128 KiB
 MAX_IDS = 200
 _PYTEST_RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just"})
@@ -114,6 +116,22 @@ def select(stage: Stage, tests: Sequence[str]) -> Subset | None:
     if len(chosen.encode()) > MAX_SELECT_BYTES:
         return None
     return Subset(stage=stage, env=((SELECT_ENV, chosen),), ids=tuple(tests))
+
+
+def first(stage: Stage, groups: Sequence[Sequence[str]]) -> tuple[tuple[str, str], ...] | None:
+    """The environment that has our plugin run ``groups`` (node ids, whole test files) first, in
+    their order, then the rest of the suite; a group with a failure ends the run after it. None:
+    the plugin would not reach this pytest, or the groups do not fit one environment string."""
+    if stage.fix or not any(groups) or not _reaches_plugin(stage):
+        return None
+    blocks = []
+    for tests in (g for g in groups if g):
+        block = "\n".join(tests)
+        if len(block.encode()) > MAX_SELECT_BYTES // 2:  # their files: a superset, in order
+            block = "\n".join(dict.fromkeys(t.split("::", 1)[0] for t in tests))
+        blocks.append(block)
+    value = "\n\n".join(blocks)
+    return None if len(value.encode()) > MAX_SELECT_BYTES else ((FIRST_ENV, value),)
 
 
 def related(stage: Stage, changed: Sequence[str]) -> Subset | None:

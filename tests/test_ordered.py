@@ -1,0 +1,138 @@
+"""The narrow steps inside the gate's own pytest run (loop/ordered.py): the plugin's ordered groups
+on real pytest, and the loop paying one run for a green iteration."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from greenloop.agents.scripted import scripted
+from greenloop.config import Config, StageSpec
+from greenloop.detect.stages import Stage
+from greenloop.loop.loop import LoopResult, run_loop
+from greenloop.verify import subset
+from greenloop.verify.cascade import StageRun, run_stage
+from limits import hang
+
+PY = sys.executable
+COMMAND = f"{PY} -m pytest -v -p no:cacheprovider"
+STAGE = Stage(name="test", command=COMMAND, why="")
+SUITE = {
+    "test_a.py": "def test_a1():\n    pass\n\n\ndef test_a2():\n    assert 0\n\n\n"
+    "def test_a3():\n    pass\n",
+    "test_b.py": "def test_b1():\n    pass\n\n\ndef test_b2():\n    assert 0\n",
+}
+
+
+def run(root: Path, groups: list[list[str]]) -> tuple[StageRun, list[str]]:
+    env = subset.first(STAGE, groups)
+    assert env is not None
+    done = run_stage(root, STAGE, timeout=hang(120), environ={**os.environ, **dict(env)})
+    order = [
+        line.split()[0]
+        for line in done.result.stdout.splitlines()
+        if " PASSED" in line or " FAILED" in line
+    ]
+    return done, order
+
+
+def test_a_red_first_group_ends_the_run_after_its_last_test(tmp_path: Path) -> None:
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    done, order = run(tmp_path, [["test_b.py::test_b2", "test_a.py::test_a3"]])
+    assert order == ["test_b.py::test_b2", "test_a.py::test_a3"]  # the group's order, whole
+    assert done.verdict.value == "failed"
+    assert [f.id for f in done.parsed.errors] == ["test_b.py::test_b2"]
+    assert done.result.exit_code == 1  # -x's status, not an interrupt's
+    assert done.parsed.counts.collected == 5
+
+
+def test_green_groups_go_on_to_the_rest_of_the_suite_in_the_same_run(tmp_path: Path) -> None:
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    done, order = run(tmp_path, [["test_b.py::test_b1"], ["test_a.py::test_a3", "test_a.py"]])
+    # group 1, then group 2 in its own order (a3, then the rest of its file), then the rest
+    assert order == [
+        "test_b.py::test_b1",
+        "test_a.py::test_a3",
+        "test_a.py::test_a1",
+        "test_a.py::test_a2",
+    ]
+    # test_a2 failed inside group 2: the run ended there, test_b2 never ran
+    assert {f.id for f in done.parsed.errors} == {"test_a.py::test_a2"}
+    clean, order = run(tmp_path, [["test_b.py::test_b1"], ["test_a.py::test_a1"]])
+    assert order[:2] == ["test_b.py::test_b1", "test_a.py::test_a1"]
+    assert len(order) == 5  # green groups: every test ran
+    assert {f.id for f in clean.parsed.errors} == {"test_a.py::test_a2", "test_b.py::test_b2"}
+
+
+CALC = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "shapes.py": "def area(w, h):\n    return w * h\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "test_shapes.py": "from shapes import area\n\n\ndef test_area():\n    assert area(3, 4) == 12\n",
+    "conftest.py": "import os\n\n\ndef pytest_sessionstart(session):\n"
+    "    with open(os.environ['SESSIONS_LOG'], 'a') as f:\n"
+    "        f.write('session\\n')\n",
+    ".gitignore": "__pycache__/\n",
+}
+FIX_ADD = {"replace": "calc.py", "old": "a - b", "new": "a + b"}
+
+
+def loop(root: Path, steps: list[list[dict[str, Any]]], **kw: Any) -> LoopResult:
+    stages = (StageSpec(name="test", run=f"{PY} -m pytest -q -p no:cacheprovider"),)
+    return run_loop(root, scripted(steps), config=Config(stages=stages, timeout=120.0, **kw))
+
+
+@pytest.mark.parametrize("mode", ["auto", "affected", "failing", "off"])
+def test_a_fix_on_the_first_try_costs_two_pytest_runs_in_every_subset_mode(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """The baseline and one gate: the failing tests and the affected ones ran first inside it, and
+    the baseline's flaky check inside the baseline."""
+    log = tmp_path / "sessions.log"
+    monkeypatch.setenv("SESSIONS_LOG", str(log))
+    result = loop(make_repo(CALC), [[FIX_ADD]], subset=mode)
+    assert result.result.value == "success"
+    # at baseline the failing test runs once more (flaky or not) unless --subset off: inside the
+    # baseline's own pytest run
+    assert len(log.read_text().split()) == 2
+    said = {
+        "auto": "1 test failing first: green; affected: ",
+        "affected": "affected: ",
+        "failing": "1 test failing first: green; the full cascade",
+        "off": "the full cascade",
+    }[mode]
+    assert result.history[1].ran.startswith(said)
+    assert result.history[1].ran.endswith("the full cascade")
+
+
+@pytest.mark.parametrize(("limit", "reran"), [("2", 2), ("1", 0)])
+def test_the_failed_tests_run_once_more_in_the_same_run_unless_more_failed_than_the_limit(
+    tmp_path: Path, limit: str, reran: int
+) -> None:
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, subset.RERUN_ENV: limit}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert dict(done.reruns) == (
+        {"test_a.py::test_a2": False, "test_b.py::test_b2": False} if reran else {}
+    )
+    assert done.parsed.counts.failed == 2  # the first run's reports: the re-runs are not logged
+
+
+def test_failures_slower_than_the_suites_own_pace_are_not_run_again(tmp_path: Path) -> None:
+    """A bug that makes its tests loop: re-running them would double what is slow."""
+    (tmp_path / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(1.0)\n    assert 0\n\n\n"
+        "def test_quick():\n    pass\n"
+    )
+    env = {**os.environ, subset.RERUN_ENV: "200"}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert done.parsed.counts.failed == 1
+    assert done.reruns == ()

@@ -98,3 +98,14 @@ def test_a_stop_with_another_payload_or_environment_has_no_memo(
     assert hook_hit.memo_path(["hook", "stop"], other, env) != memo
     assert hook_hit.memo_path(["hook", "stop"], EVENT, {**env, "PYTEST_ADDOPTS": "-x"}) != memo
     assert hook_hit.memo_path(["hook", "stop", "--no-cache"], EVENT, env) != memo
+
+
+def test_the_next_turns_stop_differing_only_in_what_changes_every_turn_has_the_same_memo(
+    hit: tuple[Path, dict[str, str], str],
+) -> None:
+    _, env, memo = hit
+    data = json.loads(EVENT)  # Claude Code 2.1.332 sends both on every stop; no reply reads them
+    turn = {**data, "last_assistant_message": "Done: the tests pass.", "prompt_id": "p-2"}
+    assert hook_hit.memo_path(["hook", "stop"], json.dumps(turn).encode(), env) == memo
+    moved = {**data, "stop_hook_active": True}  # what the reply does read stays in the key
+    assert hook_hit.memo_path(["hook", "stop"], json.dumps(moved).encode(), env) != memo

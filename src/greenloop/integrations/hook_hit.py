@@ -44,9 +44,24 @@ def memo_path(argv: list[str], raw: bytes, environ: dict[str, str] | None = None
         return None
     from greenloop import __version__
 
-    seen = json.dumps([__version__, argv, raw.decode("latin-1"), os.getcwd(), sorted(env.items())])
+    seen = json.dumps([__version__, argv, _payload_key(raw), os.getcwd(), sorted(env.items())])
     name = sha256(seen.encode()).hexdigest()[:32]
     return os.path.join(base, "greenloop", "hook-hits", f"{name}.json")
+
+
+PER_TURN = ("last_assistant_message", "prompt_id")
+"""Payload fields that change on every turn and that no part of the Stop hook reads (Claude Code
+2.1.332 sends both): left out of the key, so the next turn's stop on the same tree can hit."""
+
+
+def _payload_key(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw.decode("latin-1")
+    if not isinstance(data, dict):
+        return raw.decode("latin-1")
+    return json.dumps({k: v for k, v in data.items() if k not in PER_TURN}, sort_keys=True)
 
 
 def answer(path: str) -> bool:

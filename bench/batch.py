@@ -119,6 +119,10 @@ def main() -> None:
     parser.add_argument(
         "--verifier-cpu", type=float, default=1.0, help="CPU s a verifier run burns"
     )
+    parser.add_argument(
+        "--ray-workers", default="2",
+        help="worker counts for Ray against the pool, comma-separated (8 on 2 cores: simulated)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="glbench-batch-") as tmp:
         root = Path(tmp)
@@ -152,19 +156,32 @@ def main() -> None:
         if args.skip_ray:
             return
         startup = ray_startup()
-        ray_wall, ray_cpu, ray_rows = run(
-            tasks, root / "ray", agent, "--workers", "2", "--executor", "ray"
-        )
-        print(
-            f"ray: cluster start {startup:.1f} s; batch {ray_wall:.1f} s (start included), "
-            f"CPU {ray_cpu:.1f} s (the processes the batch waited for; Ray's daemons not counted)"
-        )
-        print(
-            f"ray: greenloop's own overhead per task (median): {own_overhead(ray_rows) * 1000:.0f} ms"
-        )
-        per_task = executor_overhead(ray_wall - startup, ray_rows, 2)
-        print(f"ray: executor overhead per task (start-up excluded): {per_task * 1000:.0f} ms")
+        pools = {1: (seq_wall, seq_rows), 2: (par_wall, par_rows)}
+        for workers in (int(w) for w in args.ray_workers.split(",")):
+            ray_against_pool(tasks, root, agent, workers, startup, pools)
         print(f"load after: {load()}")
+
+
+def ray_against_pool(
+    tasks: Path, root: Path, agent: Path, workers: int, startup: float,
+    pools: dict[int, tuple[float, list[dict[str, object]]]],
+) -> None:  # fmt: skip
+    """Own time and executor time per task, Ray against the local pool at ``workers``."""
+    if workers not in pools:
+        wall, _, rows = run(tasks, root / f"pool{workers}", agent, "--workers", str(workers))
+        pools[workers] = (wall, rows)
+    pool_wall, pool_rows = pools[workers]
+    ray_wall, ray_cpu, ray_rows = run(
+        tasks, root / f"ray{workers}", agent, "--workers", str(workers), "--executor", "ray"
+    )
+    ray_exec = executor_overhead(ray_wall - startup, ray_rows, workers)
+    pool_exec = executor_overhead(pool_wall, pool_rows, workers)
+    print(
+        f"workers {workers}: ray batch {ray_wall:.1f} s (cluster start {startup:.1f} s included), "
+        f"CPU {ray_cpu:.1f} s (Ray's daemons not counted); own per task (median) ray "
+        f"{own_overhead(ray_rows) * 1000:.0f} ms vs pool {own_overhead(pool_rows) * 1000:.0f} ms; "
+        f"executor per task ray {ray_exec * 1000:.0f} ms vs pool {pool_exec * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

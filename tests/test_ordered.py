@@ -136,3 +136,22 @@ def test_failures_slower_than_the_suites_own_pace_are_not_run_again(tmp_path: Pa
     done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
     assert done.parsed.counts.failed == 1
     assert done.reruns == ()
+
+
+def test_the_re_run_formats_no_traceback_and_the_output_keeps_the_first_runs(
+    tmp_path: Path,
+) -> None:
+    """pytest builds a failure's traceback with its source (it parses each frame's whole file):
+    on dateutil that cost more than the tests. The re-run's reports are never shown, so it
+    builds none; the first run's traceback is printed as the user's options ask."""
+    (tmp_path / "test_style.py").write_text(
+        "def test_style(request):\n"
+        "    with open('styles.txt', 'a') as f:\n"
+        "        f.write(str(request.config.option.tbstyle) + '\\n')\n"
+        "    assert 1 == 2, 'the first run'\n"
+    )
+    env = {**os.environ, subset.RERUN_ENV: "200"}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert dict(done.reruns) == {"test_style.py::test_style": False}
+    assert (tmp_path / "styles.txt").read_text().split() == ["auto", "no"]
+    assert ">       assert 1 == 2, 'the first run'" in done.result.stdout  # the long traceback

@@ -67,6 +67,7 @@ _state: dict[str, Any] = {
     "session": None,
     "failed_items": {},
     "seconds": {},
+    "rerunning": False,
 }
 
 
@@ -345,7 +346,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     try:
         excinfo = call.excinfo
         report = outcome.get_result()
-        if excinfo is not None and report.failed:
+        if excinfo is not None and report.failed and not _state["rerunning"]:
             _state["frames"][(report.nodeid, report.when)] = _exception(excinfo)
         if os.environ.get(ENV_RERUN):
             seconds = _state["seconds"]
@@ -378,17 +379,27 @@ def _rerun_failed(session: Any) -> None:
     budget = RERUN_SHARE * sum(seconds.values()) + RERUN_FLOOR_S
     if sum(seconds.get(item.nodeid, 0.0) for item in items) > budget:
         return  # failures slower than the suite's own pace (a bug that loops): none re-run
-    for i, item in enumerate(items):
-        after = items[i + 1] if i + 1 < len(items) else None  # fixtures shared stay set up
-        reports = runtestprotocol(item, log=False, nextitem=after)
-        passed = any(r.when == "call" and r.passed for r in reports)
-        _emit(
-            {
-                "event": "rerun",
-                "nodeid": item.nodeid,
-                "passed": passed and not any(r.failed for r in reports),
-            }
-        )
+    option = session.config.option
+    style = getattr(option, "tbstyle", None)
+    # the re-run's reports are never shown: no traceback with source (pytest parses each frame's
+    # whole file for it, ~130 ms a failure on dateutil's rrule.py, more than the tests themselves)
+    option.tbstyle = "no"
+    _state["rerunning"] = True
+    try:
+        for i, item in enumerate(items):
+            after = items[i + 1] if i + 1 < len(items) else None  # fixtures shared stay set up
+            reports = runtestprotocol(item, log=False, nextitem=after)
+            passed = any(r.when == "call" and r.passed for r in reports)
+            _emit(
+                {
+                    "event": "rerun",
+                    "nodeid": item.nodeid,
+                    "passed": passed and not any(r.failed for r in reports),
+                }
+            )
+    finally:
+        option.tbstyle = style
+        _state["rerunning"] = False
 
 
 def _exception(excinfo: Any) -> dict[str, Any]:

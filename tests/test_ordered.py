@@ -155,3 +155,56 @@ def test_the_re_run_formats_no_traceback_and_the_output_keeps_the_first_runs(
     assert dict(done.reruns) == {"test_style.py::test_style": False}
     assert (tmp_path / "styles.txt").read_text().split() == ["auto", "no"]
     assert ">       assert 1 == 2, 'the first run'" in done.result.stdout  # the long traceback
+
+
+def test_the_run_ends_once_its_failures_pass_the_count_to_beat_and_still_re_runs_them(
+    tmp_path: Path,
+) -> None:
+    for name, text in SUITE.items():
+        (tmp_path / name).write_text(text)
+    env = subset.first(STAGE, [["test_a.py::test_a1"]])
+    assert env is not None
+    extra = {subset.STOP_ABOVE_ENV: "0", subset.RERUN_ENV: "200"}
+    done = run_stage(
+        tmp_path, STAGE, timeout=hang(120), environ={**os.environ, **dict(env), **extra}
+    )
+    ran = [
+        line.split()[0]
+        for line in done.result.stdout.splitlines()
+        if " PASSED" in line or " FAILED" in line
+    ]
+    assert ran == ["test_a.py::test_a1", "test_a.py::test_a2"]  # one failure is past 0: no more
+    assert done.result.exit_code == 1
+    assert dict(done.reruns) == {"test_a.py::test_a2": False}  # greenloop's own stop: re-run
+
+
+WIDE = {
+    "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\n"
+    "def neg(a):\n    return -a\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "test_more.py": "from calc import mul, neg\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n\n\n"
+    "def test_neg():\n    assert neg(2) == -2\n",
+    "conftest.py": CALC["conftest.py"],
+    ".gitignore": "__pycache__/\n",
+}
+
+
+def test_a_try_that_breaks_more_than_it_fixes_is_rolled_back_without_a_full_run_to_confirm(
+    make_repo: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1 failing, then a try that fixes it and breaks 2: the run stopped at the 2nd failure, and a
+    rollback the loop goes on from needs no full run (the rest only adds failures)."""
+    log = tmp_path / "sessions.log"
+    monkeypatch.setenv("SESSIONS_LOG", str(log))
+    wrong = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n\n\n"
+    wrong += "def neg(a):\n    return a\n"
+    result = loop(
+        make_repo(WIDE),
+        [[{"write": "calc.py", "text": wrong}], [FIX_ADD]],
+        on_regression="continue",
+    )
+    assert result.result.value == "success"
+    assert result.history[1].rolled_back
+    events = (Path(result.record_dir) / "events.jsonl").read_text()
+    assert "failures rose from 1 to at least 2" in events
+    assert len(log.read_text().split()) == 3  # baseline, the stopped try, the fix's gate

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from greenloop.loop.policy import Action, Limits, Observation, Result, decide
+from greenloop.loop.policy import (
+    Action,
+    Limits,
+    Observation,
+    Result,
+    count_to_beat,
+    decide,
+    sure_on_partial,
+)
 from greenloop.verify.verdict import Verdict
 
 A = frozenset({"a"})
@@ -131,3 +139,25 @@ def test_the_same_crash_twice_in_a_row_after_the_same_edit_is_a_stall() -> None:
         obs(2, 1, crash, files_changed=("x.py",), crashed=True),
     ]
     assert decide(history, Limits()).result is Result.STALLED
+
+
+def test_the_count_to_beat_is_the_last_count_not_rolled_back_nor_crashed() -> None:
+    assert count_to_beat([]) is None
+    assert count_to_beat([obs(0, 4)]) == 4
+    history = [obs(0, 4), obs(1, 9, B, rolled_back=True), obs(2, 3, B, crashed=True)]
+    assert count_to_beat(history) == 4
+
+
+def test_a_partial_run_past_the_count_is_a_sure_rollback_only_when_the_loop_goes_on() -> None:
+    history = [obs(0, 2), obs(1, 3, B, files_changed=("x.py",), partial=True)]
+    going_on = decide(history, Limits(on_regression="continue"))
+    assert going_on.rollback
+    assert "from 2 to at least 3" in going_on.reason
+    assert sure_on_partial(history, going_on)
+    stopping = decide(history, Limits())  # a stop's report is decided on a full run
+    assert stopping.result is Result.REGRESSION
+    assert not sure_on_partial(history, stopping)
+    whole = [obs(0, 2), obs(1, 3, B, files_changed=("x.py",))]  # nothing to confirm: not partial
+    assert not sure_on_partial(whole, decide(whole, Limits(on_regression="continue")))
+    declared = [obs(0, 2), obs(1, 1, B, files_changed=("x.py",), partial=True, broke=("t",))]
+    assert not sure_on_partial(declared, decide(declared, Limits(on_regression="continue")))

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from greenloop.detect.stages import Cascade, Stage
-from greenloop.loop import affected_step, ordered
+from greenloop.loop import affected_step, ordered, policy
 from greenloop.loop.session import RunState
 from greenloop.parsers.model import Failure
 from greenloop.verify import subset
@@ -114,25 +114,36 @@ def _ordered_gate(
     run: RunState, iteration: int, plan: ordered.OrderedPlan
 ) -> tuple[CheckResult, bool]:
     """The narrow steps and the gate in one run (``loop/ordered.py``): (the result, whether it
-    ended early on a red group, a narrow result the policy confirms on a full run before a stop)."""
+    ended early on a red group, a narrow result the policy confirms on a full run before a stop).
+
+    The run also ends once its failures pass the count the policy compares with (a regression
+    whatever the rest does), and re-runs its failed tests in the same process (the flaky check of
+    the new ones, without a second start-up)."""
     record_env = affected_step.recording_env(run)
+    beat = _count_to_beat(run, plan)
+    extra = {subset.RERUN_ENV: str(subset.MAX_IDS)}
+    if beat is not None:
+        extra[subset.STOP_ABOVE_ENV] = str(beat)
     check = run_cascade_parallel(
         run.state.root,
         run.cascade,
         timeout=run.config.timeout,
         all_stages=_every_stage(run),
-        environ={**os.environ, **record_env, **dict(plan.env)},
+        environ={**os.environ, **record_env, **dict(plan.env), **extra},
     )
     ordered.learn(run, check)
     first_red, second_red = ordered.red_groups(check, plan)
     for said in ordered.described(plan, first_red, second_red):
         _ran(run, said)
+    over = ordered.over(check, plan, beat)
+    if over and not (first_red or second_red):
+        _ran(run, f"the rest of the suite: stopped past {beat} failures, more than before")
     _ordered_events(run, iteration, plan, check, first_red, second_red)
-    early = first_red or second_red
+    early = first_red or second_red or over
     affected_step.keep_recording(run, check, record_env)  # kept from a green run only
     if early:
         new = [i for i in failing_test_ids(check.failing) if i not in run.targets]
-        check = _settle(run, check, new)  # passed in the last full run: flaky, or the edit's
+        check = _settle(run, check, new, in_run=True)  # flaky, or the edit's
         if check.verdict is Verdict.FAILED:
             run.targets |= _test_failures(check)
             return check, True
@@ -141,6 +152,15 @@ def _ordered_gate(
     check = _settle(run, check, ())
     run.targets = _test_failures(check)
     return check, False
+
+
+def _count_to_beat(run: RunState, plan: ordered.OrderedPlan) -> int | None:
+    """The failure count past which the ordered run may stop: the policy's last count, when it
+    was this pytest stage's (a lint stage's count is not comparable)."""
+    last = run.last_check.failing if run.last_check else None
+    if last is None or last.stage.name != plan.stage.name or run.cascade.workspace is not None:
+        return None
+    return policy.count_to_beat(run.observations)
 
 
 def _ordered_events(

@@ -177,11 +177,12 @@ def failing_count(check: CheckResult) -> int:
     if run is None:
         return 0
     if check.cascade.workspace is not None:  # a monorepo's: every failing package counts
-        return sum(_failing(r) for r in check.runs if r.verdict is not Verdict.GREEN)
-    return _failing(run)
+        return sum(failing_count_of(r) for r in check.runs if r.verdict is not Verdict.GREEN)
+    return failing_count_of(run)
 
 
-def _failing(run: StageRun) -> int:
+def failing_count_of(run: StageRun) -> int:
+    """One stage's failures as the policy counts them."""
     counts = run.parsed.counts
     return counts.failing if counts.summary_seen else len(run.parsed.errors) or 1
 

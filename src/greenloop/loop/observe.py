@@ -11,7 +11,14 @@ from greenloop.digest import Digest, History, build_digest, signatures_of, with_
 from greenloop.loop import checkpoints, trust
 from greenloop.loop.gate import judge_declared, verify_step
 from greenloop.loop.history import collected_of, failing_count
-from greenloop.loop.policy import Action, Decision, Limits, Observation, decide
+from greenloop.loop.policy import (
+    Action,
+    Decision,
+    Limits,
+    Observation,
+    decide,
+    sure_on_partial,
+)
 from greenloop.loop.session import RunState
 from greenloop.processes.orphans import describe
 from greenloop.verify import outcomes
@@ -25,8 +32,11 @@ def verify_and_decide(
     """Run the cascade, judge it, and re-run once when the policy asks (killed, environment flake)."""
     check, digest, obs = _observe(run, iteration, files, rerun=False)
     decision = _decide(run, obs)
-    if run.last_subset and (decision.action is Action.STOP or decision.rollback):
-        # issue 7: every stop and rollback (stalled, regression, the caps …) is decided on a full run
+    confirm = decision.action is Action.STOP or decision.rollback
+    if run.last_subset and confirm and not sure_on_partial(run.observations, decision):
+        # issue 7: every stop and rollback (stalled, regression, the caps …) is decided on a full
+        # run; but a rollback the loop goes on from, on failures already past the last count, is
+        # what the full run would decide too (more tests only add failures): it is not paid for
         run.observations.pop()
         spent = check.duration_s
         check, digest, obs = _observe(run, iteration, files, rerun=False, full=True)
@@ -77,6 +87,7 @@ def _observe(
         else declared,
         broke=broke,
         flaky_only=check.flaky_only,
+        partial=run.last_subset,
     )
     run.observations.append(obs)
     return check, digest, obs

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from greenloop.detect.stages import Stage
 from greenloop.loop import affected_step
+from greenloop.loop.history import failing_count_of
 from greenloop.loop.session import RunState
 from greenloop.verify import subset
 from greenloop.verify.cascade import CheckResult
 from greenloop.verify.flaky import failing_test_ids
 from greenloop.verify.subset_argv import Subset
+from greenloop.verify.verdict import Verdict
 
 MAX_COLLECT_S = 2.0
 """CPU seconds of the whole suite's collection up to which the narrow steps run inside the gate."""
@@ -103,6 +105,14 @@ def red_groups(check: CheckResult, ordered: OrderedPlan) -> tuple[bool, bool]:
     first = any(_inside(i, ordered.targets) for i in failing)
     second = not first and any(_inside(i, ordered.affected) for i in failing)
     return first, second
+
+
+def over(check: CheckResult, ordered: OrderedPlan, beat: int | None) -> bool:
+    """The ordered stage's failures passed ``beat``: the run may have stopped there (partial)."""
+    if beat is None:
+        return False
+    runs = [r for r in check.runs if r.stage.name == ordered.stage.name]
+    return bool(runs) and runs[0].verdict is Verdict.FAILED and failing_count_of(runs[0]) > beat
 
 
 def _inside(test: str, entries: Iterable[str]) -> bool:

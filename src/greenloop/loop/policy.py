@@ -92,6 +92,9 @@ class Observation:
     """Declared pass-to-pass tests (issue 28) that passed at baseline and fail now."""
     flaky_only: bool = False
     """Every failure is a test known to be flaky from earlier runs (issue 39)."""
+    partial: bool = False
+    """The run stopped early (a red narrow group, or past the count to beat): ``failing`` is
+    the least the whole suite would show."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,8 +239,9 @@ def _regression(
     previous = _comparable_previous(history)
     if previous is None or not _countable(obs) or obs.failing <= previous.failing:
         return None
-    reason = f"failures rose from {previous.failing} to {obs.failing}"
-    note = f"it made failures rise from {previous.failing} to {obs.failing}"
+    now = f"at least {obs.failing}" if obs.partial else str(obs.failing)
+    reason = f"failures rose from {previous.failing} to {now}"
+    note = f"it made failures rise from {previous.failing} to {now}"
     return _rolled_back(reason, note, limits)
 
 
@@ -295,6 +299,29 @@ def _budget(obs: Observation, limits: Limits, elapsed: float) -> Decision | None
     if elapsed >= limits.max_time:
         return _stop(Result.EXHAUSTED, f"reached the wall-clock cap ({limits.max_time:.0f} s)")
     return None
+
+
+def count_to_beat(history: Sequence[Observation]) -> int | None:
+    """The failure count the next observation's regression row compares with: a run may stop as
+    soon as its failures pass it (a regression whatever the rest does). None: no such count."""
+    rows = [o for o in _comparable(history) if _countable(o)]
+    return rows[-1].failing if rows else None
+
+
+def sure_on_partial(history: Sequence[Observation], decision: Decision) -> bool:
+    """A rollback the loop goes on from, decided by the failure count on a run that stopped early:
+    the rest of the suite can only add failures, so a full run would decide the same."""
+    obs = history[-1]
+    previous = _comparable_previous(history)
+    return (
+        obs.partial
+        and decision.rollback
+        and decision.action is Action.CONTINUE
+        and not obs.broke
+        and previous is not None
+        and _countable(obs)
+        and obs.failing > previous.failing
+    )
 
 
 def _comparable(history: Sequence[Observation]) -> list[Observation]:

@@ -11,7 +11,8 @@ imported, issue 29) and deselects every other item in them; ``GREENLOOP_PYTEST_F
 ``-x``. ``GREENLOOP_PYTEST_FIRST`` (groups of node ids and test files, one a line, groups parted
 by an empty line) runs those tests first, group by group, then the rest of the suite; a group in
 which a test failed ends the run after its last test, as ``-x`` would (the loop's narrow steps and
-its gate in one process: a red iteration pays for what it needs, a green one runs the suite once).
+its gate in one process: a red iteration pays for what it needs, a green one runs the suite once);
+with ``GREENLOOP_PYTEST_STOP_ABOVE`` (a number N) it also ends after the (N+1)-th failure.
 ``GREENLOOP_PYTEST_COVERAGE`` (a folder) records, when coverage.py is importable and not
 already measuring, which of the project's files each test executes (greenloop's affected-tests map).
 A pytest session the tests start themselves (pytester in a plugin's suite, in process or as a
@@ -43,6 +44,9 @@ ENV_RERUN = "GREENLOOP_PYTEST_RERUN"
 """A number: the failed tests, when they are no more than that and were quick (``RERUN_SHARE``),
 run once more when the session's tests are done, in the same process, their reports not logged; a ``rerun`` event says whether each passed the second time
 (greenloop's flaky check at baseline, without a second pytest start-up)."""
+ENV_STOP_ABOVE = "GREENLOOP_PYTEST_STOP_ABOVE"
+"""A number N: the run ends after the test whose failure is the (N+1)-th (the failures already
+rose above the last count: a regression whatever the rest does, and the rest is not run)."""
 ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 """``<pid>:<report dir>`` of the session that records: a pytest session the tests start themselves
 (pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
@@ -68,6 +72,9 @@ _state: dict[str, Any] = {
     "failed_items": {},
     "seconds": {},
     "rerunning": False,
+    "failures": 0,
+    "our_stop": False,
+    "outer": frozenset(),
 }
 
 
@@ -220,6 +227,15 @@ def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
         if group is not None and group in _state["group_failed"]:
             # shouldfail, not shouldstop: the exit status and the closing line of -x, not an interrupt
             _state["session"].shouldfail = "greenloop: a test run first failed; the rest not run"
+            _state["our_stop"] = True
+        above = os.environ.get(ENV_STOP_ABOVE)
+        if above and _state["session"] is not None and _state["failures"] > int(above):
+            _state[
+                "session"
+            ].shouldfail = (
+                f"greenloop: more than {int(above)} failures, more than before; the rest not run"
+            )
+            _state["our_stop"] = True
 
 
 def _framework_dirs() -> tuple[str, ...]:
@@ -291,6 +307,7 @@ def _order_first(session: Any, config: Any, items: list[Any]) -> None:
         if mine:
             _state["group_last"][mine[-1][2].nodeid] = group
     _state["session"] = session
+    _state["outer"] = frozenset(item.nodeid for item in items)
     items[:] = first + [item for item in items if id(item) not in taken]
 
 
@@ -369,7 +386,8 @@ def _rerun_failed(session: Any) -> None:
     run): a test that passes now is flaky, and greenloop needs no second process to know it."""
     limit = int(os.environ.get(ENV_RERUN) or 0)
     items = list(_state["failed_items"].values())
-    if not items or len(items) > limit or session.shouldfail or session.shouldstop:
+    stopped = (session.shouldfail and not _state["our_stop"]) or session.shouldstop
+    if not items or len(items) > limit or stopped:
         return  # past the limit greenloop re-runs none of them (a bug failing half the suite)
     if _state["nested"]:
         return
@@ -452,6 +470,8 @@ def pytest_runtest_logreport(report: Any) -> None:
         }
         if report.failed and report.nodeid in _state["group_of"]:
             _state["group_failed"].add(_state["group_of"][report.nodeid])
+        if report.failed and report.nodeid in _state["outer"]:  # not a nested session's
+            _state["failures"] += 1
         if report.failed or report.skipped:
             record["crash"] = _crash(report)
         if report.failed:

@@ -42,6 +42,7 @@ SELECT_ENV = "GREENLOOP_PYTEST_SELECT"
 FAILFAST_ENV = "GREENLOOP_PYTEST_FAILFAST"
 FIRST_ENV = "GREENLOOP_PYTEST_FIRST"
 RERUN_ENV = "GREENLOOP_PYTEST_RERUN"
+STOP_ABOVE_ENV = "GREENLOOP_PYTEST_STOP_ABOVE"
 MAX_SELECT_BYTES = 64 * 1024  # one environment string stays far below Linux's 128 KiB
 MAX_IDS = 200
 _PYTEST_RUNNERS = frozenset({"make", "tox", "nox", "uv", "hatch", "poetry", "pdm", "rye", "just"})

@@ -19,6 +19,15 @@ the machine's load hits both modes alike). The scripted agent:
 CPU is ``getrusage(RUSAGE_CHILDREN)`` around each run: user + sys of greenloop and every pytest it
 waited for; wall time is not used (the machine is shared). Each run must end in success, checked.
 
+The narrow step: a probe plugin (``-p loopcost_probe``, a file at each clone's root, excluded from
+git) logs every pytest session's CPU, the tests it ran and collected, and whether greenloop ran it
+narrowed (``GREENLOOP_PYTEST_SELECT``) or ordered (``GREENLOOP_PYTEST_FIRST``). A narrow step is
+an auto-mode session that ran narrowed, or ordered and stopped before the end of the suite; its
+CPU is compared with the median full session (``--subset off``) of the same bug.
+
+Python writes bytecode as a user's does (``PYTHONDONTWRITEBYTECODE`` is dropped for the runs;
+``--no-bytecode`` keeps it, as this machine sets it: every import then compiles).
+
 Run: python bench/loop_cost.py --project /tmp/h3du/dateutil --python /tmp/h3du/venv/bin/python
        --env PYTHONPATH=src --paths tests --source src/dateutil/ --bugs 10 --agent-kind first
 """
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -40,6 +50,27 @@ from greenloop.bench.sources import is_source
 
 GREENLOOP = Path(sys.executable).with_name("greenloop")
 MODES = ("auto", "off")
+PROBE = """import json, os, time
+
+_ran = [0]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _ran[0] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not os.environ.get("LOOPCOST_LOG"):
+        return
+    with open(os.environ["LOOPCOST_LOG"], "a") as f:
+        f.write(json.dumps({
+            "cpu": time.process_time(),
+            "ran": _ran[0],
+            "collected": session.testscollected,
+            "select": bool(os.environ.get("GREENLOOP_PYTEST_SELECT")),
+            "first": bool(os.environ.get("GREENLOOP_PYTEST_FIRST")),
+        }) + "\\n")
+"""
 
 
 def git(root: Path, *args: str) -> str:
@@ -56,6 +87,9 @@ def clone(project: Path, where: Path) -> Path:
             shutil.copy(project / name, where / name)
     git(where, "config", "user.email", "bench@example.invalid")
     git(where, "config", "user.name", "bench")
+    (where / "loopcost_probe.py").write_text(PROBE)
+    with (where / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("loopcost_probe.py\n")
     (where / "greenloop.toml").write_text("patience = 5\n")
     git(where, "add", "greenloop.toml")
     git(where, "commit", "-qm", "greenloop.toml: patience 5 (the three-iteration agent)")
@@ -72,6 +106,8 @@ def verifier(args: argparse.Namespace) -> list[str]:
         "-q",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "loopcost_probe",
         *args.paths,
     ]
 
@@ -82,6 +118,7 @@ def fails(args: argparse.Namespace, root: Path) -> bool | None:
         done = subprocess.run(
             [*verifier(args), "-x"],
             cwd=root,
+            env=environment(args),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -116,6 +153,27 @@ def wrong_tries(
     return found if len(found) == 2 else None
 
 
+def environment(args: argparse.Namespace, log: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    if args.bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if log is not None:
+        env["LOOPCOST_LOG"] = str(log)
+    return env
+
+
+def sessions(log: Path, seen: int) -> list[dict[str, object]]:
+    """The pytest sessions the probe logged after the first ``seen``."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [json.loads(line) for line in lines[seen:]]
+
+
+def narrow(session: dict[str, object]) -> bool:
+    """A narrowed run, or an ordered one that stopped before the end of the suite."""
+    ran, collected = int(str(session["ran"])), int(str(session["collected"] or 0))
+    return bool(session["select"]) or (bool(session["first"]) and ran < collected)
+
+
 def run_mode(
     args: argparse.Namespace, root: Path, mode: str, plan: Path
 ) -> tuple[float, dict[str, object]]:
@@ -126,6 +184,7 @@ def run_mode(
          "--timeout", str(args.timeout),
          "--", *verifier(args)],
         cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
+        env=environment(args, root.parent / f"sessions-{mode}.jsonl"),
     )  # fmt: skip
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -162,7 +221,11 @@ def bugs_of(args: argparse.Namespace, probe: Path) -> Iterator[tuple[Mutant, str
 
 
 def one_bug(
-    args: argparse.Namespace, roots: dict[str, Path], n: int, bug: tuple[Mutant, str, list[Mutant]]
+    args: argparse.Namespace,
+    roots: dict[str, Path],
+    n: int,
+    bug: tuple[Mutant, str, list[Mutant]],
+    steps_cpu: list[float],
 ) -> dict[str, float]:
     """The bug committed in each clone, then fixed by a full ``greenloop run`` there."""
     m, original, tries = bug
@@ -171,18 +234,28 @@ def one_bug(
     cpu: dict[str, float] = {}
     iters: dict[str, int] = {}
     failed: dict[str, str] = {}
+    logged: dict[str, list[dict[str, object]]] = {}
     for mode, root in roots.items():
         (root / m.path).write_text(m.apply(original))
         git(root, "commit", "-qam", f"bug {n}: {m.path}:{m.line} {m.kind}")
+        log = root.parent / f"sessions-{mode}.jsonl"
+        seen = len(sessions(log, 0))
         cpu[mode], report = run_mode(args, root, mode, plan)
+        logged[mode] = sessions(log, seen)
         iters[mode] = int(str(report.get("iterations", 0)))
         if report.get("result") != "success":
             failed[mode] = f"{report.get('result')}: {report.get('reason')}"
             (root / m.path).write_text(original)  # the next bug starts from the original code
             git(root, "commit", "-qam", f"bug {n} put back by hand")
+    full = sorted(float(str(x["cpu"])) for x in logged["off"])
+    steps_here = [float(str(x["cpu"])) / full[len(full) // 2] for x in logged["auto"] if narrow(x)]
+    if not failed:
+        steps_cpu.extend(steps_here)
     print(
         f"  bug {n} {m.path}:{m.line} {m.kind}: auto {cpu['auto']:.2f} s, off {cpu['off']:.2f} s "
-        f"CPU = {cpu['auto'] / cpu['off']:.2f}x (iterations {iters['auto']}/{iters['off']})"
+        f"CPU = {cpu['auto'] / cpu['off']:.2f}x (iterations {iters['auto']}/{iters['off']}); "
+        f"pytest sessions {len(logged['auto'])}/{len(logged['off'])}, narrow steps "
+        + (", ".join(f"{r:.2f}x" for r in steps_here) or "none")
         + "".join(
             f"; {mode} did not end green ({why}): not counted" for mode, why in failed.items()
         ),
@@ -202,13 +275,20 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--agent-kind", choices=("first", "three"), default="first")
     p.add_argument("--timeout", type=int, default=600)
+    p.add_argument(
+        "--no-bytecode",
+        dest="bytecode",
+        action="store_false",
+        help="keep PYTHONDONTWRITEBYTECODE (default: dropped, Python writes bytecode as a user's does)",
+    )
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix="loop-cost-"))
     roots = {mode: clone(args.project.resolve(), work / mode) for mode in MODES}
     runs: list[dict[str, float]] = []
+    steps_cpu: list[float] = []
     skipped = 0
     for n, bug in enumerate(bugs_of(args, roots["off"]), start=1):
-        got = one_bug(args, roots, n, bug)
+        got = one_bug(args, roots, n, bug, steps_cpu)
         if got:
             runs.append(got)
         else:
@@ -223,6 +303,13 @@ def main() -> None:
         f"vs off {off:.1f} s = {auto / off:.3f}x; per bug max {ratios[-1]:.2f}x, "
         f"median {ratios[len(ratios) // 2]:.2f}x"
     )
+    if steps_cpu:
+        steps_cpu.sort()
+        print(
+            f"narrow steps: {len(steps_cpu)}, CPU against the bug's median full session: median "
+            f"{steps_cpu[len(steps_cpu) // 2]:.3f}x, max {steps_cpu[-1]:.2f}x "
+            f"(bytecode {'written' if args.bytecode else 'not written'})"
+        )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -208,3 +208,48 @@ def test_a_try_that_breaks_more_than_it_fixes_is_rolled_back_without_a_full_run_
     events = (Path(result.record_dir) / "events.jsonl").read_text()
     assert "failures rose from 1 to at least 2" in events
     assert len(log.read_text().split()) == 3  # baseline, the stopped try, the fix's gate
+
+
+IMPORTED = (
+    "import os\n\nwith open('imported.txt', 'a') as f:\n    f.write(__name__ + '\\n')\n\n\n"
+    "def test_c1():\n    pass\n"
+)
+
+
+def test_a_red_first_group_never_imports_the_other_test_modules(tmp_path: Path) -> None:
+    for name, text in {**SUITE, "test_c.py": IMPORTED}.items():
+        (tmp_path / name).write_text(text)
+    done, order = run(tmp_path, [["test_b.py::test_b2"]])
+    assert order == ["test_b.py::test_b2"]
+    assert not (tmp_path / "imported.txt").exists()  # test_c.py was never collected
+    assert done.verdict.value == "failed"
+    assert "[100%]" not in done.result.stdout
+
+
+def test_a_green_first_group_then_collects_the_rest_and_counts_the_whole_suite_once(
+    tmp_path: Path,
+) -> None:
+    for name, text in {**SUITE, "test_c.py": IMPORTED}.items():
+        (tmp_path / name).write_text(text)
+    done, order = run(tmp_path, [["test_b.py::test_b1"]])
+    assert order[0] == "test_b.py::test_b1"
+    assert sorted(order) == sorted(
+        [f"test_a.py::test_a{i}" for i in (1, 2, 3)]
+        + ["test_b.py::test_b1", "test_b.py::test_b2", "test_c.py::test_c1"]
+    )  # each test once
+    assert (tmp_path / "imported.txt").read_text().split() == ["test_c"]
+    assert done.result.stdout.count("collected ") == 1
+    assert "collected 6 items" in done.result.stdout
+    assert done.parsed.counts.collected == 6
+    assert done.parsed.counts.failed == 2
+
+
+def test_with_a_keyword_filter_the_whole_suite_is_collected_first(tmp_path: Path) -> None:
+    for name, text in {**SUITE, "test_c.py": IMPORTED}.items():
+        (tmp_path / name).write_text(text)
+    stage = Stage(name="test", command=COMMAND + " -k 'not a1'", why="")
+    env = subset.first(stage, [["test_b.py::test_b2"]])
+    assert env is not None
+    done = run_stage(tmp_path, stage, timeout=hang(120), environ={**os.environ, **dict(env)})
+    assert (tmp_path / "imported.txt").exists()  # as before: everything collected, then ordered
+    assert done.verdict.value == "failed"

@@ -26,6 +26,7 @@ was in when it died: a ``start`` without a ``report`` for ``teardown``).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import linecache
 import os
@@ -75,6 +76,7 @@ _state: dict[str, Any] = {
     "failures": 0,
     "our_stop": False,
     "outer": frozenset(),
+    "ran_first": None,
 }
 
 
@@ -129,6 +131,9 @@ def pytest_configure(config: Any) -> None:
             config.option.maxfail = 1
     with contextlib.suppress(Exception):
         _collect_only_selected(config)
+    with contextlib.suppress(Exception):
+        if os.environ.get(ENV_FIRST) and directory and not _worker_id(config):
+            config.pluginmanager.register(_FirstGroupFirst(), "greenloop-first-group-first")
     with contextlib.suppress(Exception):
         _start_coverage(config)
     try:
@@ -265,6 +270,9 @@ def pytest_unconfigure(config: Any) -> None:
 
 @pytest.hookimpl(trylast=True)  # after any other plugin's reordering (pytest-randomly's)
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    ran = _state["ran_first"]
+    if ran and id(config) not in _state["nested"]:  # the rest of a lazy run: what ran, ran
+        items[:] = [item for item in items if item.nodeid not in ran]
     _deselect(config, items)
     with contextlib.suppress(Exception):
         _order_first(session, config, items)
@@ -292,6 +300,7 @@ def _order_first(session: Any, config: Any, items: list[Any]) -> None:
     base = str(config.invocation_params.dir)
     taken: set[int] = set()
     first: list[Any] = []
+    _state["group_last"] = {}
     for group, block in enumerate(b for b in raw.split("\n\n") if b.strip()):
         rank = {w: i for i, w in enumerate(w for w in block.split("\n") if w)}
         mine = [
@@ -307,7 +316,7 @@ def _order_first(session: Any, config: Any, items: list[Any]) -> None:
         if mine:
             _state["group_last"][mine[-1][2].nodeid] = group
     _state["session"] = session
-    _state["outer"] = frozenset(item.nodeid for item in items)
+    _state["outer"] = _state["outer"] | {item.nodeid for item in items}
     items[:] = first + [item for item in items if id(item) not in taken]
 
 
@@ -333,7 +342,108 @@ def _selected(item: Any, wanted: set[str], base: str) -> bool:
 
 def pytest_collection_finish(session: Any) -> None:
     with contextlib.suppress(Exception):
-        _emit({"event": "collected", "count": len(session.items), "cpu": time.process_time()})
+        count = len(session.items) + len(_state["ran_first"] or ())
+        _emit({"event": "collected", "count": count, "cpu": time.process_time()})
+
+
+class _FirstGroupFirst:
+    """An ordered run collects the first group's files only, runs that group, and collects the
+    rest of the suite only when it passed: a red iteration imports the test modules it needs (on
+    dateutil 0.3 s instead of the whole suite's 0.5 s). What pytest prints and counts is a plain
+    run's (one ``collected`` line, the whole suite's). Only where that is sure: no xdist, no
+    ``-k``/``-m``/``--deselect``/``--ignore``, arguments that are paths, the group's files under
+    them and named as pytest collects test files; otherwise the whole suite is collected first."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: Any) -> Any:
+        try:
+            files = _first_group_files(session.config)
+        except Exception:
+            files = None
+        if not files:
+            return None
+        config = session.config
+        rest = list(config.args)
+        verbose = config.option.verbose
+        config.option.verbose = min(verbose, -1)  # pytest's "collected N items": the whole's, later
+        try:
+            session.perform_collect(files)
+        finally:
+            config.option.verbose = verbose
+        group = [item for item in session.items if _state["group_of"].get(item.nodeid) == 0]
+        session.items[:] = group
+        session.testscollected = len(group) + 1  # never "[100%]" before the rest has run
+        _state["rest_args"] = rest
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: Any) -> Any:
+        rest = _state.pop("rest_args", None)
+        if rest is None:
+            return None
+        _collection_errors(session)
+        _run(session, session.items)
+        _state["ran_first"] = frozenset(item.nodeid for item in session.items)
+        failed = session.testsfailed
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None and hasattr(terminal, "_numcollected"):
+            terminal._numcollected = 0  # the rest's collection counts the whole suite again
+        items = session.perform_collect(rest)
+        session.testscollected = len(items) + len(_state["ran_first"])
+        if session.testsfailed > failed and not session.config.option.continue_on_collection_errors:
+            n = session.testsfailed - failed
+            raise session.Interrupted(f"{n} error{'s' if n != 1 else ''} during collection")
+        _run(session, items)
+        return True
+
+
+def _first_group_files(config: Any) -> list[str] | None:
+    """The first group's test files, when collecting them alone is sure to collect what a whole
+    run would; None: collect everything."""
+    option = config.option
+    if getattr(option, "numprocesses", None) or getattr(option, "collectonly", False):
+        return None
+    if getattr(option, "keyword", "") or getattr(option, "markexpr", ""):
+        return None
+    for name in ("deselect", "ignore", "ignore_glob", "pyargs"):
+        if getattr(option, name, None):
+            return None
+    block = os.environ.get(ENV_FIRST, "").split("\n\n", 1)[0]
+    entries = [w for w in block.split("\n") if w]
+    base = str(config.invocation_params.dir)
+    roots = [os.path.normpath(os.path.join(base, a)) for a in config.args]
+    if not entries or not roots or any("::" in a or not os.path.exists(a) for a in roots):
+        return None
+    patterns = config.getini("python_files")
+    files: dict[str, None] = {}
+    for entry in entries:
+        path = os.path.normpath(os.path.join(base, entry.split("::", 1)[0].split(" ", 1)[0]))
+        if not os.path.isfile(path) or not any(
+            fnmatch.fnmatch(os.path.basename(path), p) for p in patterns
+        ):
+            return None
+        if not any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return None
+        files[path] = None
+    return list(files)
+
+
+def _collection_errors(session: Any) -> None:
+    """pytest's own stop on a collection error, before any test runs."""
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        n = session.testsfailed
+        raise session.Interrupted(f"{n} error{'s' if n != 1 else ''} during collection")
+
+
+def _run(session: Any, items: list[Any]) -> None:
+    """pytest's own test loop over ``items``."""
+    for i, item in enumerate(items):
+        after = items[i + 1] if i + 1 < len(items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=after)
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
 
 
 def pytest_collectreport(report: Any) -> None:

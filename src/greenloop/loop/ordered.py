@@ -4,8 +4,10 @@ edits affect, then the rest of the suite; a group with a failure ends the run af
 Run apart, each narrow step paid pytest's start-up again and a green one was then run once more by
 the gate: a one-iteration fix cost more than running everything (a red iteration needs only the
 first group, a green one needs the whole suite anyway). In one process a red iteration still stops
-early, and a green iteration costs one full run. Only for pytest reached by greenloop's plugin;
-other runners keep their own narrowed runs before the gate."""
+early (the plugin collects the first group's files only, and the rest once that group passed),
+and a green iteration costs one full run. The run also stops once its failures pass the count the
+policy compares with (a regression, whatever the rest does). Only for pytest reached by
+greenloop's plugin; other runners keep their own narrowed runs before the gate."""
 
 from __future__ import annotations
 

@@ -150,9 +150,10 @@ def test_the_import_graph_follows_packages_relative_imports_and_conftests(tmp_pa
         (tmp_path / rel).write_text(text)
     names = list(tree)
     reach = affected_imports.tests_reaching
+    # the nearest first: test_lazy imports pkg.util itself, test_core through pkg.core
     assert reach(tmp_path, names, ["src/pkg/util.py"]) == (
-        "tests/test_core.py",
         "tests/test_lazy.py",
+        "tests/test_core.py",
     )
     # the conftest above every test imports pkg.other: all of them
     assert len(reach(tmp_path, names, ["src/pkg/other.py"])) == 3
@@ -175,7 +176,8 @@ def test_the_import_graph_kept_between_runs_reads_a_changed_module_again(tmp_pat
     assert len(json.loads(kept.read_text())) == 3  # each module reached, by its bytes' hash
     (tmp_path / "tests/test_a.py").write_text("import pkg.a\nimport pkg.b\n")
     assert reach(tmp_path, list(tree), ["pkg/b.py"], cache=kept) == ("tests/test_a.py",)
-    assert len(json.loads(kept.read_text())) == 5  # the test's new text and pkg/b.py, now reached
+    # the test's new text: the search stops where it reaches pkg/b.py, unread
+    assert len(json.loads(kept.read_text())) == 4
 
 
 def test_a_non_python_change_gives_no_selection_the_gate_decides(
@@ -342,3 +344,21 @@ def test_vitest_related_runs_the_tests_of_the_changed_file(
     assert again.verdict.value == "failed", again.result.merged
     assert {f.id for f in again.parsed.errors} == {"calc.test.js > half"}
     assert again.parsed.counts.ran == 1
+
+
+def test_the_maps_selection_puts_a_changed_test_file_then_the_most_direct_tests_first() -> None:
+    from greenloop.verify.affected import _compact
+
+    used = {
+        "tests/test_all.py::test_whole_package": ["pkg/__init__.py", "pkg/a.py", "pkg/b.py"],
+        "tests/test_all.py::test_other": ["pkg/b.py"],
+        "tests/test_a.py::test_unit": ["pkg/a.py"],
+        "tests/test_a.py::test_through_b": ["pkg/a.py", "pkg/b.py"],
+        "tests/test_new.py::test_edited": ["pkg/b.py"],
+    }
+    chosen = [t for t, files in used.items() if "pkg/a.py" in files]
+    assert _compact(used, chosen, {"tests/test_new.py"}) == [
+        "tests/test_new.py",  # the agent edited it: whole, first
+        "tests/test_a.py",  # every test chosen: the file; its closest test executes one file
+        "tests/test_all.py::test_whole_package",
+    ]

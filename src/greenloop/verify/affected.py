@@ -171,18 +171,23 @@ def _by_map(found: Map, root: Path, files: Sequence[str], changed: Sequence[str]
 
 
 def _compact(all_tests: Mapping[str, list[str]], chosen: list[str], whole: set[str]) -> list[str]:
-    """Node ids, a file standing for all of its tests when every one is chosen."""
+    """Node ids, a file standing for all of its tests when every one is chosen; the closest
+    first: a changed test file, then by how few of the project's files a test executes (a unit
+    test of the changed module before a test that goes through the whole package), so that a
+    run that stops at its first failures stops early."""
     per_file: dict[str, list[str]] = {}
     for test in all_tests:
         per_file.setdefault(test.split("::", 1)[0], []).append(test)
     picked = set(chosen)
-    out: list[str] = []
-    for file, tests in per_file.items():
-        if file in whole or all(t in picked for t in tests):
-            out.append(file)
-        else:
-            out += [t for t in tests if t in picked]
-    return out
+    entries: list[tuple[int, int, list[str]]] = []
+    for n, (file, tests) in enumerate(per_file.items()):
+        mine = sorted((t for t in tests if t in picked), key=lambda t: len(all_tests[t]))
+        if file in whole:
+            entries.append((0, n, [file]))
+        elif mine:
+            closest = len(all_tests[mine[0]]) + 1
+            entries.append((closest, n, [file] if len(mine) == len(tests) else mine))
+    return [entry for _, _, part in sorted(entries) for entry in part]
 
 
 def _drifted(found: Map, root: Path) -> list[str]:

@@ -38,20 +38,22 @@ def tests_reaching(  # not a test: ruff's PT rules go by the name
     *,
     cache: Path | None = None,  # noqa: PT028
 ) -> tuple[str, ...]:
-    """The test files (repository-relative) that import, directly or not, one of ``changed``."""
+    """The test files (repository-relative) that import, directly or not, one of ``changed``: the
+    nearest first (fewest imports between the test and a changed module), so that the tests most
+    likely to see the change run, and fail, first."""
     py = {f for f in files if f.endswith(".py")}
     if not changed or len(py) > MAX_FILES:
         return ()
     targets = set(changed)
     graph = _Graph(root, py, _load(cache))
-    out = []
+    found: list[tuple[int, str]] = []
     for test in test_files(sorted(py)):
-        start = [test, *_conftests(test, py)]
-        if targets & graph.reach(start):
-            out.append(test)
+        hops = graph.distance([test, *_conftests(test, py)], targets)
+        if hops is not None:
+            found.append((hops, test))
     if cache is not None and graph.parsed:
         _save(cache, graph.known)
-    return tuple(out)
+    return tuple(test for _, test in sorted(found))
 
 
 def _load(cache: Path | None) -> dict[str, list[str]]:
@@ -90,15 +92,22 @@ class _Graph:
         self.known = known
         self.parsed = 0
 
-    def reach(self, start: Sequence[str]) -> set[str]:
+    def distance(self, start: Sequence[str], targets: set[str]) -> int | None:
+        """Imports from ``start`` to the nearest of ``targets`` (0: one of them); None: none."""
         seen = set(start)
-        todo = list(start)
-        while todo:
-            for nxt in self._imports(todo.pop()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen
+        frontier = list(start)
+        hops = 0
+        while frontier:
+            if targets.intersection(frontier):
+                return hops
+            after = []
+            for file in frontier:
+                for nxt in self._imports(file):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        after.append(nxt)
+            frontier, hops = after, hops + 1
+        return None
 
     def _imports(self, file: str) -> set[str]:
         if file in self.edges:

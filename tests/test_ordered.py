@@ -253,3 +253,25 @@ def test_with_a_keyword_filter_the_whole_suite_is_collected_first(tmp_path: Path
     done = run_stage(tmp_path, stage, timeout=hang(120), environ={**os.environ, **dict(env)})
     assert (tmp_path / "imported.txt").exists()  # as before: everything collected, then ordered
     assert done.verdict.value == "failed"
+
+
+def test_a_file_of_the_first_group_is_collected_once_its_other_tests_run_with_the_rest(
+    tmp_path: Path,
+) -> None:
+    """dateutil's test_isoparser.py parametrizes with a generator: collected a second time, the
+    module's tests are not the same (the generator is spent: an empty parameter set, skipped)."""
+    (tmp_path / "test_g.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('x', (i for i in range(3)))\n"
+        "def test_gen(x):\n    pass\n\n\ndef test_first():\n    pass\n"
+    )
+    (tmp_path / "test_h.py").write_text("def test_h():\n    pass\n")
+    done, order = run(tmp_path, [["test_g.py::test_first"]])
+    assert order == [
+        "test_g.py::test_first",
+        "test_g.py::test_gen[0]",
+        "test_g.py::test_gen[1]",
+        "test_g.py::test_gen[2]",
+        "test_h.py::test_h",
+    ]
+    assert done.parsed.counts.skipped == 0
+    assert "collected 5 items" in done.result.stdout

@@ -270,9 +270,11 @@ def pytest_unconfigure(config: Any) -> None:
 
 @pytest.hookimpl(trylast=True)  # after any other plugin's reordering (pytest-randomly's)
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
-    ran = _state["ran_first"]
-    if ran and id(config) not in _state["nested"]:  # the rest of a lazy run: what ran, ran
-        items[:] = [item for item in items if item.nodeid not in ran]
+    held = _state.pop("held", None)
+    if held is not None and id(config) not in _state["nested"]:  # the rest of a lazy run
+        kept = held()
+        seen = (_state["ran_first"] or frozenset()) | {item.nodeid for item in kept}
+        items[:] = kept + [item for item in items if item.nodeid not in seen]
     _deselect(config, items)
     with contextlib.suppress(Exception):
         _order_first(session, config, items)
@@ -350,9 +352,16 @@ class _FirstGroupFirst:
     """An ordered run collects the first group's files only, runs that group, and collects the
     rest of the suite only when it passed: a red iteration imports the test modules it needs (on
     dateutil 0.3 s instead of the whole suite's 0.5 s). What pytest prints and counts is a plain
-    run's (one ``collected`` line, the whole suite's). Only where that is sure: no xdist, no
-    ``-k``/``-m``/``--deselect``/``--ignore``, arguments that are paths, the group's files under
-    them and named as pytest collects test files; otherwise the whole suite is collected first."""
+    run's (one ``collected`` line, the whole suite's). A file is collected once: the rest's
+    collection skips the first group's files, whose other tests were kept from the first (a module
+    collected twice is not the same tests: a generator in a ``parametrize`` is spent the first
+    time). Only where that is sure: no xdist, no ``-k``/``-m``/``--deselect``/``--ignore``,
+    arguments that are paths, the group's files under them (not arguments themselves) and named as
+    pytest collects test files; otherwise the whole suite is collected first."""
+
+    def __init__(self) -> None:
+        self.first_files: frozenset[str] = frozenset()
+        self.held: list[Any] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: Any) -> Any:
@@ -371,10 +380,26 @@ class _FirstGroupFirst:
         finally:
             config.option.verbose = verbose
         group = [item for item in session.items if _state["group_of"].get(item.nodeid) == 0]
+        self.held = [item for item in session.items if _state["group_of"].get(item.nodeid) != 0]
+        self.first_files = frozenset(files)
         session.items[:] = group
         session.testscollected = len(group) + 1  # never "[100%]" before the rest has run
         _state["rest_args"] = rest
         return True
+
+    def pytest_ignore_collect(self, collection_path: Any, config: Any) -> Any:
+        """The rest's collection: the first group's files are collected already."""
+        if (
+            _state["ran_first"] is not None
+            and os.path.normpath(str(collection_path)) in self.first_files
+        ):
+            return True
+        return None
+
+    def held_back(self) -> list[Any]:
+        """The first group's files' other tests, once: they run with the rest."""
+        held, self.held = self.held, []
+        return held
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: Any) -> Any:
@@ -384,10 +409,8 @@ class _FirstGroupFirst:
         _collection_errors(session)
         _run(session, session.items)
         _state["ran_first"] = frozenset(item.nodeid for item in session.items)
+        _state["held"] = self.held_back
         failed = session.testsfailed
-        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
-        if terminal is not None and hasattr(terminal, "_numcollected"):
-            terminal._numcollected = 0  # the rest's collection counts the whole suite again
         items = session.perform_collect(rest)
         session.testscollected = len(items) + len(_state["ran_first"])
         if session.testsfailed > failed and not session.config.option.continue_on_collection_errors:
@@ -422,8 +445,8 @@ def _first_group_files(config: Any) -> list[str] | None:
             fnmatch.fnmatch(os.path.basename(path), p) for p in patterns
         ):
             return None
-        if not any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
-            return None
+        if path in roots or not any(path.startswith(r.rstrip(os.sep) + os.sep) for r in roots):
+            return None  # a file argument of its own: pytest would collect it again
         files[path] = None
     return list(files)
 

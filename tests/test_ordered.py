@@ -275,3 +275,22 @@ def test_a_file_of_the_first_group_is_collected_once_its_other_tests_run_with_th
     ]
     assert done.parsed.counts.skipped == 0
     assert "collected 5 items" in done.result.stdout
+
+
+def test_an_edit_of_the_same_size_and_second_runs_the_new_code_not_its_old_bytecode(
+    make_repo: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python reuses a .pyc whose source has the size and modification second it recorded: the
+    project's conftest pins calc.py's time, so each same-size edit looks unchanged to it."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    pinned = {
+        **CALC,
+        "conftest.py": CALC["conftest.py"] + "\n\nos.utime('calc.py', (1e9, 1e9))\n",
+    }
+    monkeypatch.setenv("SESSIONS_LOG", os.devnull)
+    times = {"replace": "calc.py", "old": "a - b", "new": "a * b"}  # still wrong: 2 != 3
+    plus = {"replace": "calc.py", "old": "a * b", "new": "a + b"}
+    result = loop(make_repo(pinned), [[times], [plus]])
+    assert [h.verdict for h in result.history] == ["failed", "failed", "green"]
+    assert result.history[1].signature != result.history[0].signature  # a * b ran: 2, not -1
+    assert result.result.value == "success"

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from greenloop import git
 from greenloop.detect.stages import Cascade, Stage
 from greenloop.loop import affected_step, ordered, policy
 from greenloop.loop.session import RunState
@@ -39,6 +40,7 @@ def verify_step(
     start = time.monotonic()
     run.last_ran = ""
     run.last_packages = ""
+    _fresh_bytecode(run)
     plan = None if full else _subset_plan(run, files)
     one_run = None if full else ordered.plan(run, iteration, plan)
     if one_run is not None:
@@ -81,6 +83,20 @@ def verify_step(
     # (the loop starts because it is red) nor on a run confirming a stop on a red subset
     check = _full_gate(run, iteration, passed, record=bool(iteration) and not full)
     return replace(check, duration_s=time.monotonic() - start), False
+
+
+def _fresh_bytecode(run: RunState) -> None:
+    """The bytecode of every Python file changed since the last verification is dropped
+    (``verify/bytecode.py``): Python would trust a cache entry of the same size and second."""
+    from greenloop.verify import bytecode
+
+    root = run.state.root
+    if run.verified_head:
+        out = git.git(
+            root, "diff", "--name-only", "--no-renames", "-z", run.verified_head, check=False
+        )
+        bytecode.drop_stale(root, [p for p in out.stdout.split("\0") if p])
+    run.verified_head = git.rev_parse(root, "HEAD") or ""
 
 
 def _full_gate(run: RunState, iteration: int, passed: set[str], *, record: bool) -> CheckResult:

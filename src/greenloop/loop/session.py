@@ -60,6 +60,8 @@ class RunState:
     ordered_pays: bool = True
     """The narrow steps run inside the gate's run (``loop/ordered.py``): its collection of the
     whole suite costs a red iteration no more than the start-ups it saves a green one."""
+    verified_head: str = ""
+    """The commit the last verification ran on: the files changed since lose their bytecode."""
     last_ran: str = ""
     """What the last verification ran and why (``3 tests failing first: green; affected: …``)."""
     last_packages: str = ""

@@ -220,6 +220,10 @@ def bugs_of(args: argparse.Namespace, probe: Path) -> Iterator[tuple[Mutant, str
             yield m, original, tries
 
 
+def cpus(logged: list[dict[str, object]]) -> str:
+    return "+".join(f"{float(str(x['cpu'])):.1f}" for x in logged)
+
+
 def one_bug(
     args: argparse.Namespace,
     roots: dict[str, Path],
@@ -254,7 +258,8 @@ def one_bug(
     print(
         f"  bug {n} {m.path}:{m.line} {m.kind}: auto {cpu['auto']:.2f} s, off {cpu['off']:.2f} s "
         f"CPU = {cpu['auto'] / cpu['off']:.2f}x (iterations {iters['auto']}/{iters['off']}); "
-        f"pytest sessions {len(logged['auto'])}/{len(logged['off'])}, narrow steps "
+        f"pytest sessions' CPU auto {cpus(logged['auto'])} / off {cpus(logged['off'])} s, "
+        "narrow steps "
         + (", ".join(f"{r:.2f}x" for r in steps_here) or "none")
         + "".join(
             f"; {mode} did not end green ({why}): not counted" for mode, why in failed.items()

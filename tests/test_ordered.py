@@ -294,3 +294,17 @@ def test_an_edit_of_the_same_size_and_second_runs_the_new_code_not_its_old_bytec
     assert [h.verdict for h in result.history] == ["failed", "failed", "green"]
     assert result.history[1].signature != result.history[0].signature  # a * b ran: 2, not -1
     assert result.result.value == "success"
+
+
+def test_the_re_runs_stop_once_they_cost_a_share_of_the_runs_cpu(tmp_path: Path) -> None:
+    """Each failure costs 0.25 s of CPU (a property test's search, a slow fixture): past the
+    floor of 0.2 s the rest are not re-run; they count as real failures."""
+    burn = "    t = time.process_time()\n    while time.process_time() - t < 0.25:\n        pass\n"
+    (tmp_path / "test_burn.py").write_text(
+        "import time\n\n\ndef test_one():\n" + burn + "    assert 0\n\n\n"
+        "def test_two():\n" + burn + "    assert 0\n"
+    )
+    env = {**os.environ, subset.RERUN_ENV: "200"}
+    done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
+    assert done.parsed.counts.failed == 2
+    assert dict(done.reruns) == {"test_burn.py::test_one": False}

@@ -53,6 +53,10 @@ ENV_OUTER = "GREENLOOP_PYTEST_OUTER"
 (pytester's runs in a plugin's own suite, a subprocess or in process) is not the verification."""
 RERUN_SHARE = 0.1
 RERUN_FLOOR_S = 0.5
+RERUN_CPU_SHARE = 0.05
+RERUN_CPU_FLOOR_S = 0.2
+"""The re-runs stop once they spent this share of the process's CPU so far (or the floor): what a
+test costs beyond its own duration (fixtures, a property test's search, reporting) counts too."""
 """The failed tests are re-run when their first run took at most this share of the session's test
 time (plus the floor): the flaky check must not double a run whose failures are what is slow."""
 MAX_TEXT = 8000
@@ -536,8 +540,12 @@ def _rerun_failed(session: Any) -> None:
     # whole file for it, ~130 ms a failure on dateutil's rrule.py, more than the tests themselves)
     option.tbstyle = "no"
     _state["rerunning"] = True
+    started = time.process_time()
+    cap = max(RERUN_CPU_SHARE * started, RERUN_CPU_FLOOR_S)
     try:
         for i, item in enumerate(items):
+            if i and time.process_time() - started > cap:
+                break  # the rest unchecked: real failures to greenloop, as past the limit
             after = items[i + 1] if i + 1 < len(items) else None  # fixtures shared stay set up
             reports = runtestprotocol(item, log=False, nextitem=after)
             passed = any(r.when == "call" and r.passed for r in reports)

@@ -29,7 +29,7 @@ Python writes bytecode as a user's does (``PYTHONDONTWRITEBYTECODE`` is dropped 
 ``--no-bytecode`` keeps it, as this machine sets it: every import then compiles). Each mode's clone
 runs its suite once before the first bug (its bytecode written, as in a user's repository), and the
 bugs are found in a third clone: finding them in one mode's clone gave that mode the first bug's
-bytecode for free (1.19x on the first bug, 1.00x once both were warm).
+bytecode for free (1.19x on the first bug; 1.04x with both clones warm).
 
 Run: python bench/loop_cost.py --project /tmp/h3du/dateutil --python /tmp/h3du/venv/bin/python
        --env PYTHONPATH=src --paths tests --source src/dateutil/ --bugs 10 --agent-kind first

@@ -19,6 +19,8 @@ import os
 import sys
 import time
 
+from greenloop.porcelain import changed_paths
+
 try:  # CPython's own SHA-256: hashlib loads OpenSSL first
     from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # pragma: no cover - Python 3.12 renamed it _sha2
@@ -114,11 +116,11 @@ def tree_digest(root: str, git_dir: str) -> str | None:
     if not os.path.exists(index):
         return None  # the full path copies it
     out = _git_status(root, index)
-    paths = changed_paths(out.decode("utf-8", "surrogateescape")) if out is not None else None
-    if paths is None:
+    parsed = changed_paths(out.decode("utf-8", "surrogateescape")) if out is not None else None
+    if parsed is None:
         return None
     digest = sha256(out or b"")
-    for rel in paths:
+    for rel in parsed[1]:
         digest.update(b"\0" + _content(os.path.join(root, rel)))
     return str(digest.hexdigest())
 
@@ -155,28 +157,6 @@ def _git_status(root: str, index: str) -> bytes | None:
             chunks.append(chunk)
     _, status = os.waitpid(pid, 0)
     return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
-
-
-def changed_paths(porcelain: str) -> list[str] | None:
-    """The paths in ``git status --porcelain=v2 -z`` output; None when a submodule is involved."""
-    paths = []
-    fields = porcelain.split("\0")
-    i = 0
-    while i < len(fields):
-        record = fields[i]
-        i += 1
-        kind = record[:1]
-        if kind == "?":
-            paths.append(record[2:])
-        elif kind in ("1", "2", "u"):
-            parts = record.split(" ", 10 if kind == "u" else 9 if kind == "2" else 8)
-            if parts[2].startswith("S"):
-                return None
-            paths.append(parts[-1])
-            if kind == "2":
-                paths.append(fields[i])
-                i += 1
-    return sorted(paths)
 
 
 def remember(path: str, reply: tuple[str, str], hit: dict[str, object]) -> None:

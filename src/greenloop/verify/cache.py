@@ -24,6 +24,7 @@ from pathlib import Path
 from greenloop import __version__
 from greenloop.detect.stages import Cascade
 from greenloop.git import dot_git_dir, status_for_key
+from greenloop.porcelain import changed_paths
 
 try:  # CPython's own SHA-256: hashlib loads OpenSSL first, ~2 ms of every Stop hook (issue 16)
     from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
@@ -57,7 +58,6 @@ HASH_LIMIT = 16 * 1024 * 1024
 """Files larger than this are keyed by size, mtime and inode instead of their content."""
 MAX_INDEX_COPY = 64 * 1024 * 1024
 """A bigger index is read in place: copying it would cost more than re-hashing racy files."""
-_BRANCH_OID = "# branch.oid "
 KEEP_S = 24 * 3600.0
 """Entries older than this are deleted when a new one is written."""
 PRUNE_EVERY_S = 3600.0
@@ -132,31 +132,6 @@ def tree_state(root: Path) -> tuple[str, list[tuple[str, str]]] | None:
         return None
     head, changes = parsed
     return head, [(path, file_hash(root / path)) for path in changes]
-
-
-def changed_paths(porcelain: str) -> tuple[str, list[str]] | None:
-    """HEAD's commit and the paths in ``git status --porcelain=v2 -z --branch`` output; None
-    when a submodule is involved."""
-    head, paths = "unborn", []
-    fields = porcelain.split("\0")
-    i = 0
-    while i < len(fields):
-        record = fields[i]
-        i += 1
-        kind = record[:1]
-        if record.startswith(_BRANCH_OID):
-            head = record[len(_BRANCH_OID) :]
-        elif kind == "?":
-            paths.append(record[2:])
-        elif kind in ("1", "2", "u"):
-            parts = record.split(" ", 10 if kind == "u" else 9 if kind == "2" else 8)
-            if parts[2].startswith("S"):
-                return None  # a submodule's work tree is beyond this key
-            paths.append(parts[-1])
-            if kind == "2":  # the source path follows: gone from the tree, or back as a new file
-                paths.append(fields[i])
-                i += 1
-    return head, sorted(paths)
 
 
 def private_index(root: Path) -> Path | None:

@@ -317,3 +317,21 @@ def test_the_re_runs_stop_once_they_cost_a_share_of_the_runs_cpu(tmp_path: Path)
     done = run_stage(tmp_path, STAGE, timeout=hang(120), environ=env)
     assert done.parsed.counts.failed == 2
     assert dict(done.reruns) == {"test_burn.py::test_one": False}
+
+
+def test_a_pytest_session_a_first_test_starts_itself_does_not_take_the_held_back_tests(
+    tmp_path: Path,
+) -> None:
+    """A plugin's own suite runs pytest in process (pytester): that nested session's collection
+    is not the rest of the verification's."""
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "inner" / "check_inner.py").write_text("def test_inner():\n    pass\n")
+    (tmp_path / "test_g.py").write_text(
+        "import pytest\n\n\ndef test_first():\n"
+        "    assert pytest.main(['-q', '-p', 'no:cacheprovider', 'inner/check_inner.py']) == 0\n\n\n"
+        "def test_other():\n    pass\n"
+    )
+    (tmp_path / "test_h.py").write_text("def test_h():\n    pass\n")
+    done, order = run(tmp_path, [["test_g.py::test_first"]])
+    assert order == ["test_g.py::test_first", "test_g.py::test_other", "test_h.py::test_h"]
+    assert done.verdict.value == "green"

@@ -81,6 +81,7 @@ _state: dict[str, Any] = {
     "our_stop": False,
     "outer": frozenset(),
     "ran_first": None,
+    "held": None,
 }
 
 
@@ -274,9 +275,8 @@ def pytest_unconfigure(config: Any) -> None:
 
 @pytest.hookimpl(trylast=True)  # after any other plugin's reordering (pytest-randomly's)
 def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
-    held = _state.pop("held", None)
-    if held is not None and id(config) not in _state["nested"]:  # the rest of a lazy run
-        kept = held()
+    if _state["held"] is not None and id(config) not in _state["nested"]:  # a lazy run's rest
+        kept, _state["held"] = _state["held"], None
         seen = (_state["ran_first"] or frozenset()) | {item.nodeid for item in kept}
         items[:] = kept + [item for item in items if item.nodeid not in seen]
     _deselect(config, items)
@@ -365,7 +365,6 @@ class _FirstGroupFirst:
 
     def __init__(self) -> None:
         self.first_files: frozenset[str] = frozenset()
-        self.held: list[Any] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: Any) -> Any:
@@ -384,7 +383,8 @@ class _FirstGroupFirst:
         finally:
             config.option.verbose = verbose
         group = [item for item in session.items if _state["group_of"].get(item.nodeid) == 0]
-        self.held = [item for item in session.items if _state["group_of"].get(item.nodeid) != 0]
+        # the files' other tests, kept for the rest's collection (which skips these files)
+        _state["held"] = [i for i in session.items if _state["group_of"].get(i.nodeid) != 0]
         self.first_files = frozenset(files)
         session.items[:] = group
         session.testscollected = len(group) + 1  # never "[100%]" before the rest has run
@@ -400,11 +400,6 @@ class _FirstGroupFirst:
             return True
         return None
 
-    def held_back(self) -> list[Any]:
-        """The first group's files' other tests, once: they run with the rest."""
-        held, self.held = self.held, []
-        return held
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: Any) -> Any:
         rest = _state.pop("rest_args", None)
@@ -413,7 +408,6 @@ class _FirstGroupFirst:
         _collection_errors(session)
         _run(session, session.items)
         _state["ran_first"] = frozenset(item.nodeid for item in session.items)
-        _state["held"] = self.held_back
         failed = session.testsfailed
         items = session.perform_collect(rest)
         session.testscollected = len(items) + len(_state["ran_first"])

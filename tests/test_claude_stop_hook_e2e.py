@@ -98,3 +98,65 @@ def test_claude_stop_hook_blocks_with_the_digest_then_allows_the_stop_once_green
     assert "test_calc.py::test_add" in feedback
     # the final stop, on a green suite, was allowed: no fifth request, the last answer stands
     assert json.loads(claude.stdout)["result"] == "Fixed add()."
+
+
+def test_the_next_turns_stop_on_the_same_green_tree_replays_the_memo_with_the_real_cli(
+    tmp_path: Path, make_repo: Callable[..., Path]
+) -> None:
+    """Claude Code sends ``last_assistant_message`` and ``prompt_id`` new on every turn: three
+    turns of one session (``--continue``) on a green tree. The first stop verifies, the second
+    finds the cached run and leaves a memo, the third is answered from the memo (the memo is not
+    written again); the model receives nothing from greenloop on any of them."""
+    node_bin = require_cli("claude")
+    repo = make_repo(
+        {
+            "calc.py": FIXED,
+            "test_calc.py": TEST,
+            "pyproject.toml": PYPROJECT.format(python=sys.executable),
+        }
+    )
+    home = tmp_path / "home"
+    script = [Reply.say("Turn one."), Reply.say("Turn two."), Reply.say("Turn three.")]
+    with ReplayServer(script, api="messages") as server:
+        environ = clean_environ(
+            home,
+            Path(sys.executable).parent,
+            node_bin,
+            ANTHROPIC_BASE_URL=server.root_url,
+            ANTHROPIC_API_KEY="sk-ant-dummy",
+            ANTHROPIC_MODEL="claude-sonnet-4-5",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+        )
+        install = subprocess.run(
+            [sys.executable, "-m", "greenloop", "install", "claude"],
+            cwd=repo,
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert install.returncode == 0, install.stderr
+        memos = home / ".cache" / "greenloop" / "hook-hits"
+        seen: list[dict[str, int]] = []
+        for turn in range(3):
+            more = ["--continue"] if turn else []
+            claude = subprocess.run(
+                ["claude", "-p", *more, "--output-format", "json"],
+                cwd=repo,
+                env=environ,
+                input=f"Turn {turn + 1}.",
+                capture_output=True,
+                text=True,
+                timeout=hang(300),
+                check=False,
+            )
+            assert claude.returncode == 0, claude.stdout + claude.stderr
+            found = sorted(memos.glob("*.json")) if memos.exists() else []
+            seen.append({p.name: p.stat().st_mtime_ns for p in found})
+    requests = server.main_requests
+    assert len(requests) == 3  # one per turn: no stop was blocked
+    assert not any("Stop hook feedback" in last_user_text(r) for r in requests)
+    assert seen[0] == {}  # the first stop verified: no cached run to replay yet
+    assert len(seen[1]) == 1  # the second found the cached run and left its memo
+    assert seen[2] == seen[1]  # the third was answered from it: not written again

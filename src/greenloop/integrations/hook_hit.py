@@ -46,7 +46,8 @@ def memo_path(argv: list[str], raw: bytes, environ: dict[str, str] | None = None
         return None
     from greenloop import __version__
 
-    seen = json.dumps([__version__, argv, _payload_key(raw), os.getcwd(), sorted(env.items())])
+    kept = sorted((k, v) for k, v in env.items() if k not in PER_PROCESS)
+    seen = json.dumps([__version__, argv, _payload_key(raw), os.getcwd(), kept])
     name = sha256(seen.encode()).hexdigest()[:32]
     return os.path.join(base, "greenloop", "hook-hits", f"{name}.json")
 
@@ -54,6 +55,14 @@ def memo_path(argv: list[str], raw: bytes, environ: dict[str, str] | None = None
 PER_TURN = ("last_assistant_message", "prompt_id")
 """Payload fields that change on every turn and that no part of the Stop hook reads (Claude Code
 2.1.332 sends both): left out of the key, so the next turn's stop on the same tree can hit."""
+
+
+PER_PROCESS = frozenset(
+    {"CLAUDE_PID", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN"}
+)
+"""Environment variables Claude Code 2.1.332 gives its hooks anew in each ``claude`` process (its
+pid, its messaging socket and token; seen with ``claude -p --continue``), which the verification
+never reads: left out of the key, so a session's next process can hit too."""
 
 
 def _payload_key(raw: bytes) -> str:
